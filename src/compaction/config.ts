@@ -1,0 +1,152 @@
+// Defaults (SPEC.md, "Core idea") and how they scale down on small windows.
+import type { ModelWindow } from "./types.ts";
+
+export interface BudgetConfig {
+  /** Largest tool result kept inline, in characters. */
+  perResultChars: number;
+  /** Per-tool overrides of perResultChars (case-insensitive tool names). */
+  perToolChars: Record<string, number>;
+  /** Largest total of tool results in one user message, in characters. */
+  perMessageChars: number;
+  /** Characters of the original kept in the marker as a preview. */
+  previewChars: number;
+  /** No single result may take more than this share of the context window. */
+  maxWindowShare: number;
+}
+
+export interface SnipConfig {
+  enabled: boolean;
+  /** Snip when the history has more messages than this… */
+  triggerMessages: number;
+  /** …down to this many (hysteresis: target < trigger, so it does not fire every turn). */
+  targetMessages: number;
+  /** Messages kept at the start (the original task). */
+  keepHead: number;
+  /**
+   * Only snip under pressure: when the context is above this share of the auto-compact
+   * threshold. Dropping the middle of a history the window still holds easily loses
+   * information for nothing. 0 snips on message count alone.
+   */
+  minThresholdShare: number;
+}
+
+export interface MicroConfig {
+  enabled: boolean;
+  /** The newest N compactable results are always kept intact. */
+  keepRecent: number;
+  /** Results smaller than this are not worth a placeholder. */
+  minResultTokens: number;
+  /** Act only when clearing frees at least this much (batching keeps the prompt cache warm). */
+  minSavingsTokens: number;
+  /** Tools whose results can be re-obtained (re-run, re-read), case-insensitive. */
+  compactableTools: string[];
+  /** Prompt-cache lifetime; after an idle gap longer than this, clear everything old. 0 disables. */
+  idleClearMs: number;
+}
+
+export interface ThresholdConfig {
+  /** Tokens kept free below the window beside the reply reserve (13k on large windows). */
+  bufferTokens: number;
+  /** On small windows the buffer is at most this share of the window. */
+  bufferWindowShare: number;
+  /** Reply reserve used for the threshold is min(maxOutputTokens, this). */
+  maxOutputReserve: number;
+}
+
+export interface CompactionConfig {
+  budget: BudgetConfig;
+  snip: SnipConfig;
+  micro: MicroConfig;
+  threshold: ThresholdConfig;
+}
+
+export const DEFAULT_CONFIG: CompactionConfig = {
+  budget: {
+    perResultChars: 50_000,
+    perToolChars: { bash: 30_000, grep: 20_000 },
+    perMessageChars: 200_000,
+    previewChars: 2_000,
+    maxWindowShare: 0.25,
+  },
+  snip: {
+    enabled: true,
+    triggerMessages: 50,
+    targetMessages: 30,
+    keepHead: 3,
+    minThresholdShare: 0.5,
+  },
+  micro: {
+    enabled: true,
+    keepRecent: 3,
+    minResultTokens: 1_000,
+    minSavingsTokens: 20_000,
+    compactableTools: [
+      "bash", "shell", "read", "read_file", "grep", "glob", "ls", "find_file", "search_file",
+      "search_dir", "open", "webfetch", "web_fetch", "websearch", "web_search", "bashoutput",
+    ],
+    // Anthropic's default ephemeral cache lives 5 minutes.
+    idleClearMs: 5 * 60 * 1000,
+  },
+  threshold: {
+    bufferTokens: 13_000,
+    bufferWindowShare: 0.1,
+    maxOutputReserve: 20_000,
+  },
+};
+
+export type DeepPartial<T> = {
+  [K in keyof T]?: T[K] extends (infer U)[] ? U[] : T[K] extends object ? DeepPartial<T[K]> : T[K];
+};
+
+/** Defaults overlaid with the caller's settings; validates ranges with a clear message. */
+export function resolveConfig(partial: DeepPartial<CompactionConfig> = {}): CompactionConfig {
+  const c: CompactionConfig = {
+    budget: { ...DEFAULT_CONFIG.budget, ...partial.budget, perToolChars: { ...DEFAULT_CONFIG.budget.perToolChars, ...(partial.budget?.perToolChars as Record<string, number> | undefined) } },
+    snip: { ...DEFAULT_CONFIG.snip, ...partial.snip },
+    micro: { ...DEFAULT_CONFIG.micro, ...partial.micro } as MicroConfig,
+    threshold: { ...DEFAULT_CONFIG.threshold, ...partial.threshold },
+  };
+  const positive: [string, number][] = [
+    ["budget.perResultChars", c.budget.perResultChars],
+    ["budget.perMessageChars", c.budget.perMessageChars],
+    ["snip.triggerMessages", c.snip.triggerMessages],
+    ["snip.targetMessages", c.snip.targetMessages],
+  ];
+  for (const [name, v] of positive) {
+    if (!Number.isFinite(v) || v <= 0) throw new RangeError(`lethe config: ${name} must be a positive number (got ${v})`);
+  }
+  if (c.snip.targetMessages >= c.snip.triggerMessages) {
+    throw new RangeError(`lethe config: snip.targetMessages (${c.snip.targetMessages}) must be below snip.triggerMessages (${c.snip.triggerMessages})`);
+  }
+  if (c.snip.keepHead < 1 || c.snip.keepHead + 2 > c.snip.targetMessages) {
+    throw new RangeError(`lethe config: snip.keepHead must be at least 1 and leave room under snip.targetMessages`);
+  }
+  if (c.micro.keepRecent < 0) throw new RangeError(`lethe config: micro.keepRecent must be ≥ 0`);
+  return c;
+}
+
+/**
+ * Auto-compact threshold: window − min(maxOutput, 20k) − buffer, the buffer being 13k
+ * on large windows and at most a tenth of the window on small ones (167k on 200k).
+ */
+export function autoCompactThreshold(w: ModelWindow, c: CompactionConfig = DEFAULT_CONFIG): number {
+  const reserve = Math.min(w.maxOutputTokens, c.threshold.maxOutputReserve);
+  const buffer = Math.min(c.threshold.bufferTokens, Math.floor(w.contextWindow * c.threshold.bufferWindowShare));
+  return Math.max(Math.floor(w.contextWindow * 0.5), w.contextWindow - reserve - buffer);
+}
+
+/** The per-result character limit for a tool, after the small-window cap. */
+export function resultLimitChars(toolName: string, w: ModelWindow, c: BudgetConfig): number {
+  const byTool = c.perToolChars[toolName.toLowerCase()];
+  return byTool ?? c.perResultChars;
+}
+
+/** No single result may take more than maxWindowShare of the window, in tokens. */
+export function resultLimitTokens(w: ModelWindow, c: BudgetConfig): number {
+  return Math.floor(w.contextWindow * c.maxWindowShare);
+}
+
+/** micro's minimum savings, scaled down on small windows (a tenth of the window there). */
+export function microMinSavings(w: ModelWindow, c: MicroConfig): number {
+  return Math.min(c.minSavingsTokens, Math.floor(w.contextWindow * 0.1));
+}

@@ -1,0 +1,89 @@
+// The contract every compaction layer follows:
+//   (history, context) → { history, freedTokens, event }
+// A layer is a pure function of its inputs. The only side effect it may cause is
+// through `context.store` (persisting a tool result before replacing it), which the
+// caller passes in, so tests run layers against an in-memory store.
+import type { Message } from "../messages/types.ts";
+import type { TokenCounter } from "../tokens/count.ts";
+import type { CompactionConfig } from "./config.ts";
+
+/** Where replaced tool results go. `save` must be durable when it returns. */
+export interface ToolResultStore {
+  /** Writes `text` for this tool_use id; returns the path (or URI) it can be read back from. */
+  save(toolUseId: string, text: string): string;
+}
+
+export interface ModelWindow {
+  /** Total context window of the model, in tokens. */
+  contextWindow: number;
+  /** Tokens reserved for the model's reply. */
+  maxOutputTokens: number;
+}
+
+export interface LayerContext {
+  window: ModelWindow;
+  config: CompactionConfig;
+  tokens: TokenCounter;
+  store: ToolResultStore;
+  /** Clock, passed in so layers stay pure. Milliseconds since the epoch. */
+  now: number;
+  /** When the last model response arrived (ms); enables the idle (cold-cache) micro path. */
+  lastResponseAt?: number;
+  /** Where the full transcript lives, named in boundary messages and placeholders. */
+  archivePath?: string;
+}
+
+export interface PersistedResult {
+  toolUseId: string;
+  toolName: string;
+  path: string;
+  chars: number;
+  tokensBefore: number;
+  tokensAfter: number;
+}
+
+export interface BudgetEvent {
+  kind: "budget";
+  persisted: PersistedResult[];
+  freedTokens: number;
+}
+
+export interface SnipEvent {
+  kind: "snip";
+  /** Messages removed from the middle of the history. */
+  removedMessages: number;
+  /** Index range [from, to) of the removed messages in the history given to snip. */
+  from: number;
+  to: number;
+  messagesBefore: number;
+  messagesAfter: number;
+  freedTokens: number;
+}
+
+export interface ClearedResult {
+  toolUseId: string;
+  toolName: string;
+  tokens: number;
+}
+
+export interface MicroEvent {
+  kind: "micro";
+  /** "size": enough old results to clear; "idle": the prompt cache went cold. */
+  trigger: "size" | "idle";
+  cleared: ClearedResult[];
+  freedTokens: number;
+}
+
+export type LayerEvent = BudgetEvent | SnipEvent | MicroEvent;
+
+export interface LayerResult<E extends LayerEvent = LayerEvent> {
+  history: Message[];
+  freedTokens: number;
+  /** null when the layer did nothing (and then `history` is the input, unchanged). */
+  event: E | null;
+}
+
+export type Layer<E extends LayerEvent = LayerEvent> = (
+  history: readonly Message[],
+  ctx: LayerContext,
+) => LayerResult<E>;

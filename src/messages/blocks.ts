@@ -1,0 +1,71 @@
+// Small read-only helpers over messages and blocks, shared by every layer.
+import type {
+  ContentBlock,
+  Message,
+  ToolResultBlock,
+  ToolResultContentBlock,
+  ToolUseBlock,
+} from "./types.ts";
+
+/** The blocks of a message; a plain string becomes one text block. */
+export function blocksOf(message: Message): ContentBlock[] {
+  return typeof message.content === "string"
+    ? [{ type: "text", text: message.content }]
+    : message.content;
+}
+
+export function toolUsesOf(message: Message): ToolUseBlock[] {
+  if (typeof message.content === "string") return [];
+  return message.content.filter((b): b is ToolUseBlock => b.type === "tool_use");
+}
+
+export function toolResultsOf(message: Message): ToolResultBlock[] {
+  if (typeof message.content === "string") return [];
+  return message.content.filter((b): b is ToolResultBlock => b.type === "tool_result");
+}
+
+export function hasToolUse(message: Message): boolean {
+  return message.role === "assistant" && toolUsesOf(message).length > 0;
+}
+
+export function hasToolResult(message: Message): boolean {
+  return message.role === "user" && toolResultsOf(message).length > 0;
+}
+
+/**
+ * The exact text form of a tool result's content, as written to disk when it is
+ * persisted: a string stays itself; a block list is its JSON, so nothing is lost
+ * (images included) and the original can be restored byte for byte.
+ */
+export function resultText(content: ToolResultBlock["content"]): string {
+  if (content === undefined) return "";
+  if (typeof content === "string") return content;
+  return JSON.stringify(content);
+}
+
+/** Length in characters of a result's content, cheap (no serialisation for strings). */
+export function resultChars(content: ToolResultBlock["content"]): number {
+  if (content === undefined) return 0;
+  if (typeof content === "string") return content.length;
+  let n = 0;
+  for (const b of content as ToolResultContentBlock[]) {
+    n += b.type === "text" ? b.text.length : JSON.stringify(b).length;
+  }
+  return n;
+}
+
+/** The readable text of a result (text blocks joined), for previews and search. */
+export function resultPlainText(content: ToolResultBlock["content"]): string {
+  if (content === undefined) return "";
+  if (typeof content === "string") return content;
+  return content
+    .map((b) => (b.type === "text" ? b.text : `[${b.type}]`))
+    .join("\n");
+}
+
+/** Map tool_use id → the tool_use block, over a whole history. */
+export function toolUseIndex(history: readonly Message[]): Map<string, ToolUseBlock> {
+  const index = new Map<string, ToolUseBlock>();
+  for (const m of history) for (const u of toolUsesOf(m)) index.set(u.id, u);
+  return index;
+}

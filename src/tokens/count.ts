@@ -1,0 +1,94 @@
+// Token counts of messages and blocks, memoised per object.
+//
+// Layers never mutate a block: a changed block is a new object, an unchanged one keeps
+// its identity. So a WeakMap keyed by block gives O(new blocks) per turn, and entries
+// for blocks that left the history are collected with them.
+import type { ContentBlock, Message } from "../messages/types.ts";
+import { estimateTokens } from "./estimate.ts";
+
+export type TextCounter = (text: string) => number;
+
+/** Fixed costs the wire format adds around content (role markers, block framing). */
+export const MESSAGE_OVERHEAD = 4;
+export const BLOCK_OVERHEAD = 3;
+/** An image costs about (w×h)/750 tokens, capped near 1,600 by the provider's resize. */
+export const IMAGE_TOKENS = 1600;
+
+export interface TokenCounter {
+  /** Tokens of a bare string. */
+  text(text: string): number;
+  block(block: ContentBlock): number;
+  message(message: Message): number;
+  /** Sum over messages (memoised per block, so repeated calls are cheap). */
+  messages(history: readonly Message[]): number;
+}
+
+function blockTokens(block: ContentBlock, count: TextCounter): number {
+  switch (block.type) {
+    case "text":
+      return BLOCK_OVERHEAD + count(block.text);
+    case "thinking":
+      return BLOCK_OVERHEAD + count(block.thinking);
+    case "redacted_thinking":
+      // Opaque encrypted payload: the model sees the underlying thinking, which is
+      // roughly a third the size of its base64 form.
+      return BLOCK_OVERHEAD + Math.ceil(block.data.length / 3);
+    case "image":
+      return IMAGE_TOKENS;
+    case "tool_use":
+      return BLOCK_OVERHEAD + count(block.name) + count(JSON.stringify(block.input ?? {}));
+    case "tool_result": {
+      const c = block.content;
+      if (c === undefined) return BLOCK_OVERHEAD;
+      if (typeof c === "string") return BLOCK_OVERHEAD + count(c);
+      let n = BLOCK_OVERHEAD;
+      for (const b of c) n += b.type === "text" ? count(b.text) : b.type === "image" ? IMAGE_TOKENS : count(JSON.stringify(b));
+      return n;
+    }
+    default: {
+      // Unknown block kinds (future API additions) still cost something.
+      return BLOCK_OVERHEAD + count(JSON.stringify(block));
+    }
+  }
+}
+
+/** A memoising counter over any text counter (the estimator by default). */
+export function createTokenCounter(count: TextCounter = estimateTokens): TokenCounter {
+  const byBlock = new WeakMap<object, number>();
+  const byString = new Map<string, number>();
+
+  const text = (s: string): number => count(s);
+
+  const block = (b: ContentBlock): number => {
+    let n = byBlock.get(b);
+    if (n === undefined) {
+      n = blockTokens(b, count);
+      byBlock.set(b, n);
+    }
+    return n;
+  };
+
+  const message = (m: Message): number => {
+    if (typeof m.content === "string") {
+      let n = byString.get(m.content);
+      if (n === undefined) {
+        n = BLOCK_OVERHEAD + count(m.content);
+        // Plain-string contents are short user prompts in practice; bound the cache anyway.
+        if (byString.size > 10_000) byString.clear();
+        byString.set(m.content, n);
+      }
+      return MESSAGE_OVERHEAD + n;
+    }
+    let n = MESSAGE_OVERHEAD;
+    for (const b of m.content) n += block(b);
+    return n;
+  };
+
+  const messages = (h: readonly Message[]): number => {
+    let n = 0;
+    for (const m of h) n += message(m);
+    return n;
+  };
+
+  return { text, block, message, messages };
+}
