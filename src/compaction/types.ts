@@ -31,6 +31,8 @@ export interface LayerContext {
   lastResponseAt?: number;
   /** Where the full transcript lives, named in boundary messages and placeholders. */
   archivePath?: string;
+  /** Tokens the request carries outside the history (system prompt, tool definitions). */
+  fixedTokens?: number;
 }
 
 export interface PersistedResult {

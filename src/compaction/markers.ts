@@ -1,0 +1,70 @@
+// The plain-text markers layers leave behind. Each one says what was there and how
+// to get it back, so the model can act on it (re-run, re-read, or recall).
+import type { ToolUseBlock } from "../messages/types.ts";
+
+export const PERSISTED_TAG = "<persisted-output>";
+export const CLEARED_PREFIX = "[lethe: old tool result cleared";
+export const SNIP_PREFIX = "[lethe: ";
+
+const fmt = (n: number) => n.toLocaleString("en-US");
+
+export function persistedMarker(args: {
+  toolUseId: string;
+  path: string;
+  chars: number;
+  tokens: number;
+  preview: string;
+}): string {
+  const head =
+    `${PERSISTED_TAG}\nThis tool result was too large to keep in context (${fmt(args.chars)} chars, ~${fmt(args.tokens)} tokens). ` +
+    `The full output is saved at ${args.path}; read it in slices with read_file (offset/limit) or recall "${args.toolUseId}".`;
+  const preview = args.preview.length > 0 ? `\nPreview (first ${fmt(args.preview.length)} chars):\n${args.preview}\n…` : "";
+  return `${head}${preview}\n</persisted-output>`;
+}
+
+export function isPersistedMarker(text: string): boolean {
+  return text.startsWith(PERSISTED_TAG);
+}
+
+export function isClearedPlaceholder(text: string): boolean {
+  return text.startsWith(CLEARED_PREFIX);
+}
+
+/** The saved path inside a persisted marker, so clearing the marker later keeps it. */
+export function persistedPath(marker: string): string | undefined {
+  return /saved at (\S+?);/.exec(marker)?.[1];
+}
+
+/** A short description of what a tool call asked for (command, path, pattern). */
+export function describeCall(use: ToolUseBlock | undefined): string {
+  if (!use) return "an earlier tool call";
+  const input = (use.input ?? {}) as Record<string, unknown>;
+  const key = ["command", "cmd", "file_path", "path", "pattern", "query", "url", "filename"].find(
+    (k) => typeof input[k] === "string",
+  );
+  if (!key) return use.name;
+  let arg = String(input[key]).replace(/\s+/g, " ").trim();
+  if (arg.length > 120) arg = `${arg.slice(0, 117)}...`;
+  return `${use.name} ${JSON.stringify(arg)}`;
+}
+
+export function clearedPlaceholder(args: {
+  toolUseId: string;
+  call: string;
+  tokens: number;
+  savedPath?: string;
+}): string {
+  const where = args.savedPath
+    ? `The full output is saved at ${args.savedPath}; recall "${args.toolUseId}" to read it.`
+    : `Re-run it if you still need it, or recall "${args.toolUseId}" to read the original.`;
+  return `${CLEARED_PREFIX} to free context: ${args.call}, ~${fmt(args.tokens)} tokens. ${where}]`;
+}
+
+export function snipBoundary(args: { removed: number; from: number; to: number; archivePath?: string }): string {
+  const where = args.archivePath ? ` (${args.archivePath})` : "";
+  return (
+    `${SNIP_PREFIX}${fmt(args.removed)} earlier messages (#${args.from}–#${args.to - 1}) were removed from the ` +
+    `middle of this conversation to free context. They are kept in full in the session transcript${where}; ` +
+    `use the recall tool to search or read them.]`
+  );
+}

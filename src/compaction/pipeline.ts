@@ -1,0 +1,53 @@
+// The pipeline, in SPEC order: cheap first, expensive last.
+//
+//   history ─▶ budget ─▶ snip ─▶ micro ─▶ measure ─▶ (over threshold? summarize: issue #3)
+//
+// budget must run before micro: it saves the full text of a huge result before
+// anything could replace it with a placeholder.
+import type { Message } from "../messages/types.ts";
+import { budget } from "./budget.ts";
+import { autoCompactThreshold } from "./config.ts";
+import { micro } from "./micro.ts";
+import { snip } from "./snip.ts";
+import type { Layer, LayerContext, LayerEvent } from "./types.ts";
+
+export const LAYERS: readonly { name: LayerEvent["kind"]; run: Layer }[] = [
+  { name: "budget", run: budget },
+  { name: "snip", run: snip },
+  { name: "micro", run: micro },
+];
+
+export interface LayerReport {
+  layer: LayerEvent["kind"];
+  freedTokens: number;
+  event: LayerEvent | null;
+}
+
+export interface PrepareResult {
+  history: Message[];
+  /** What each layer did, in order (one entry per layer, event null when it did nothing). */
+  reports: LayerReport[];
+  /** The events that fired, in order. */
+  events: LayerEvent[];
+  /** Estimated tokens of the prepared request: fixed part + history. */
+  tokens: number;
+  /** Auto-compact threshold for this window. */
+  threshold: number;
+  /** The cheap layers were not enough: the summary layer should run. */
+  overThreshold: boolean;
+}
+
+export function prepare(history: readonly Message[], ctx: LayerContext): PrepareResult {
+  let current = history as Message[];
+  const reports: LayerReport[] = [];
+  const events: LayerEvent[] = [];
+  for (const layer of LAYERS) {
+    const r = layer.run(current, ctx);
+    current = r.history;
+    reports.push({ layer: layer.name, freedTokens: r.freedTokens, event: r.event });
+    if (r.event) events.push(r.event);
+  }
+  const tokens = (ctx.fixedTokens ?? 0) + ctx.tokens.messages(current);
+  const threshold = autoCompactThreshold(ctx.window, ctx.config);
+  return { history: current, reports, events, tokens, threshold, overThreshold: tokens > threshold };
+}
