@@ -17,7 +17,7 @@ export function snipCut(history: readonly Message[], keepHead: number, targetMes
   const n = history.length;
   let head = Math.min(keepHead, n);
   while (head < n && history[head - 1]!.role !== "user") head++;
-  let tail = n - (targetMessages - head);
+  let tail = Math.max(head, n - (targetMessages - head));
   while (tail < n && history[tail]!.role !== "assistant") tail++;
   // Keep at least the newest assistant turn and the request after it.
   if (tail >= n - 1 || tail <= head) return null;

@@ -1,0 +1,72 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { micro } from "../../src/compaction/micro.ts";
+import { isClearedPlaceholder } from "../../src/compaction/markers.ts";
+import { bashSession, calls, context, contentOf, results, said, user } from "../support/build.ts";
+
+const cleared = (c: unknown) => typeof c === "string" && isClearedPlaceholder(c);
+
+test("clears old seen results, keeps the newest 3, only past the minimum savings", () => {
+  const h = bashSession(10, 20_000); // ~5k tokens each
+  const ctx = context();
+  const r = micro(h, ctx);
+  assert.ok(r.event);
+  assert.equal(r.event.trigger, "size");
+  // The last result message (index 20) is unseen; of the 9 seen, the newest 3 stay.
+  const states = h.map((_, i) => (i % 2 === 0 && i > 0 ? cleared(contentOf(r.history[i])) : null)).filter((x) => x !== null);
+  assert.deepEqual(states, [true, true, true, true, true, true, false, false, false, false]);
+  assert.ok(r.freedTokens >= 20_000);
+  const text = contentOf(r.history[2]) as string;
+  assert.match(text, /bash "cat file0.txt"/);
+  assert.match(text, /recall "t0"/);
+});
+
+test("does nothing when the savings are under the gate (prompt cache stays warm)", () => {
+  const h = bashSession(6, 8_000); // 2 clearable × ~2k tokens < 20k
+  const r = micro(h, context());
+  assert.equal(r.event, null);
+  assert.equal(r.history, h);
+});
+
+test("never touches results the model has not seen yet", () => {
+  const h = [user("go"), calls(...Array.from({ length: 8 }, (_, i) => ["bash", {}, `p${i}`] as [string, unknown, string])),
+    results(...Array.from({ length: 8 }, (_, i) => [`p${i}`, "y".repeat(30_000)] as [string, string]))];
+  assert.equal(micro(h, context()).event, null);
+});
+
+test("skips small results and tools that are not compactable", () => {
+  const h = [user("go")];
+  for (let i = 0; i < 8; i++) {
+    h.push(calls([i % 2 ? "write_file" : "bash", {}, `w${i}`]));
+    h.push(results([`w${i}`, i % 2 ? "k".repeat(40_000) : "short"]));
+  }
+  h.push(said("done"), user("thanks"));
+  assert.equal(micro(h, context()).event, null);
+});
+
+test("idle past the cache lifetime: clears everything older than the newest N, whatever the savings", () => {
+  const h = [...bashSession(6, 2_000), said("ok"), user("next")];
+  const now = 10_000_000;
+  const warm = micro(h, context({ now, lastResponseAt: now - 60_000 }));
+  assert.equal(warm.event, null);
+  const cold = micro(h, context({ now, lastResponseAt: now - 6 * 60_000 }));
+  assert.equal(cold.event?.trigger, "idle");
+  assert.equal(cold.event?.cleared.length, 3);
+  assert.equal(micro(cold.history, context({ now, lastResponseAt: now - 6 * 60_000 })).event, null);
+});
+
+test("a persisted marker that gets cleared keeps the path where the full output is", () => {
+  const marker = "<persisted-output>\nThis tool result was too large to keep in context (1 chars, ~1 tokens). The full output is saved at /s/tool-results/a.txt; read it\n</persisted-output>";
+  const h = [user("go"), calls(["bash", {}, "a"]), results(["a", marker]), ...bashSession(4, 100).slice(1), said("ok"), user("more")];
+  const r = micro(h, context({ now: 1e9, lastResponseAt: 0 }));
+  assert.match(contentOf(r.history[2]) as string, /\/s\/tool-results\/a\.txt/);
+});
+
+test("the error flag of a cleared result is kept", () => {
+  const h = [user("go")];
+  for (let i = 0; i < 10; i++) h.push(calls(["bash", {}, `e${i}`]), results([`e${i}`, "fail ".repeat(4_000), true]));
+  h.push(said("ok"), user("go on"));
+  const r = micro(h, context());
+  assert.ok(r.event);
+  assert.equal((r.history[2]!.content as { is_error?: boolean }[])[0]!.is_error, true);
+});

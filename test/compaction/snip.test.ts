@@ -1,0 +1,78 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { snip, snipCut } from "../../src/compaction/snip.ts";
+import { toolResultsOf, toolUsesOf } from "../../src/messages/blocks.ts";
+import type { Message } from "../../src/messages/types.ts";
+import { bashSession, context } from "../support/build.ts";
+
+const noGate = { snip: { minThresholdShare: 0 } };
+
+function pairsIntact(h: Message[]): boolean {
+  for (let i = 0; i < h.length; i++) {
+    for (const r of toolResultsOf(h[i]!)) {
+      if (!toolUsesOf(h[i - 1] ?? { role: "assistant", content: [] }).some((u) => u.id === r.tool_use_id)) return false;
+    }
+    for (const u of toolUsesOf(h[i]!)) {
+      if (!toolResultsOf(h[i + 1] ?? { role: "user", content: [] }).some((r) => r.tool_use_id === u.id)) return false;
+    }
+  }
+  return true;
+}
+
+test("below the trigger nothing happens", () => {
+  const h = bashSession(24, 100); // 49 messages
+  const r = snip(h, context({ config: noGate }));
+  assert.equal(r.event, null);
+  assert.equal(r.history, h);
+});
+
+test("past the trigger it keeps head and newest messages down to the target, pairs whole", () => {
+  const h = bashSession(40, 100); // 81 messages
+  const ctx = context({ config: noGate });
+  ctx.archivePath = "/s/transcript.jsonl";
+  const r = snip(h, ctx);
+  assert.ok(r.event);
+  assert.ok(r.history.length <= 30, `length ${r.history.length}`);
+  assert.equal(r.event.messagesAfter, r.history.length);
+  assert.equal(r.event.removedMessages, h.length - r.history.length);
+  assert.ok(pairsIntact(r.history));
+  assert.equal(r.history[0], h[0]);
+  assert.equal(r.history.at(-1), h.at(-1));
+  // roles alternate
+  r.history.forEach((m, i) => assert.equal(m.role, i % 2 === 0 ? "user" : "assistant"));
+  const boundary = JSON.stringify(r.history[r.event.from - 1]);
+  assert.match(boundary, /earlier messages/);
+  assert.match(boundary, /\/s\/transcript\.jsonl/);
+  assert.match(boundary, /recall/);
+  assert.ok(r.freedTokens > 0);
+});
+
+test("hysteresis: the snipped history does not snip again next turn", () => {
+  const h = bashSession(40, 100);
+  const ctx = context({ config: noGate });
+  const once = snip(h, ctx).history;
+  const next = [...once, ...bashSession(1, 100).slice(1)];
+  assert.equal(snip(next, ctx).event, null);
+  assert.equal(snip(once, ctx).event, null);
+});
+
+test("under the pressure gate it waits: a long but light history is kept whole", () => {
+  const h = bashSession(40, 100);
+  assert.equal(snip(h, context()).event, null);
+  // Heavy enough (over half the threshold) and it snips.
+  const heavy = bashSession(40, 12_000);
+  assert.ok(snip(heavy, context()).event);
+});
+
+test("snipCut never puts a tool_result at the start of the tail nor ends the head on a tool_use", () => {
+  for (let n = 5; n < 120; n += 2) {
+    const h = bashSession((n - 1) / 2, 10);
+    for (const head of [1, 2, 3, 4, 7]) {
+      const cut = snipCut(h, head, 30);
+      if (!cut) continue;
+      assert.equal(h[cut.head - 1]!.role, "user");
+      assert.equal(h[cut.tail]!.role, "assistant");
+      assert.ok(cut.tail > cut.head);
+    }
+  }
+});

@@ -1,0 +1,28 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createFileStore, resultFileName } from "../../src/session/tool-results.ts";
+
+test("saves byte for byte under tool-results/, atomically (no temp files left)", () => {
+  const dir = mkdtempSync(join(tmpdir(), "lethe-store-"));
+  try {
+    const store = createFileStore(join(dir, "tool-results"));
+    const text = "héllo 世界 \u0000 \r\n".repeat(1000);
+    const path = store.save("toolu_01AB", text);
+    assert.equal(path, join(dir, "tool-results", "toolu_01AB.txt"));
+    assert.equal(readFileSync(path, "utf8"), text);
+    store.save("toolu_01AB", "second");
+    assert.equal(readFileSync(path, "utf8"), "second");
+    assert.deepEqual(readdirSync(join(dir, "tool-results")), ["toolu_01AB.txt"]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("ids from the provider cannot escape the folder", () => {
+  assert.equal(resultFileName("../../etc/passwd"), "__.._etc_passwd.txt");
+  assert.ok(!resultFileName("..").includes("/"));
+  assert.equal(resultFileName(""), "_.txt");
+});
