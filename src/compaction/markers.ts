@@ -52,12 +52,12 @@ export function clearedPlaceholder(args: {
   toolUseId: string;
   call: string;
   tokens: number;
-  savedPath?: string;
+  savedPath: string;
 }): string {
-  const where = args.savedPath
-    ? `The full output is saved at ${args.savedPath}; recall "${args.toolUseId}" to read it.`
-    : `Re-run it if you still need it, or recall "${args.toolUseId}" to read the original.`;
-  return `${CLEARED_PREFIX} to free context: ${args.call}, ~${fmt(args.tokens)} tokens. ${where}]`;
+  return (
+    `${CLEARED_PREFIX} to free context: ${args.call}, ~${fmt(args.tokens)} tokens. ` +
+    `Re-run it for fresh output, or read the saved copy at ${args.savedPath} (recall "${args.toolUseId}").]`
+  );
 }
 
 export function snipBoundary(args: { removed: number; from: number; to: number; archivePath?: string }): string {

@@ -1,12 +1,13 @@
 // Layer 3, micro: replace old tool results the model has already seen with a short
-// placeholder, keeping the newest N intact.
+// placeholder, keeping the newest N intact. The original is saved to tool-results/
+// first, so the placeholder can say exactly where it is.
 //
 // Two triggers:
 // - size: only when clearing frees at least minSavingsTokens. Every clear rewrites the
 //   prompt prefix (a cache miss), so we clear in batches rather than one result a turn.
 // - idle: after a gap longer than the prompt-cache lifetime the cache is cold anyway,
 //   so everything older than the newest N goes, whatever the savings.
-import { toolUseIndex } from "../messages/blocks.ts";
+import { resultText, toolUseIndex } from "../messages/blocks.ts";
 import type { ContentBlock, Message, ToolResultBlock } from "../messages/types.ts";
 import { microMinSavings } from "./config.ts";
 import { clearedPlaceholder, describeCall, isClearedPlaceholder, isPersistedMarker, persistedPath } from "./markers.ts";
@@ -15,9 +16,14 @@ import type { ClearedResult, LayerContext, LayerResult, MicroEvent } from "./typ
 interface Candidate {
   msg: number;
   block: number;
-  replacement: ToolResultBlock;
-  record: ClearedResult;
+  original: ToolResultBlock;
+  call: string;
+  tokens: number;
+  savedPath?: string;
+  name: string;
 }
+
+const PATH_STANDIN = "/workspace/.lethe/sessions/00000000-0000/tool-results/toolu_000000000000000000000000.txt";
 
 /** Index of the last assistant message: results after it have not been seen by the model. */
 export function seenBoundary(history: readonly Message[]): number {
@@ -57,27 +63,37 @@ export function micro(history: readonly Message[], ctx: LayerContext): LayerResu
     const tokens = ctx.tokens.block(b);
     if (!idle && tokens < cfg.minResultTokens) continue;
     const savedPath = typeof c === "string" && isPersistedMarker(c) ? persistedPath(c) : undefined;
-    const text = clearedPlaceholder({ toolUseId: b.tool_use_id, call: describeCall(uses.get(b.tool_use_id)), tokens, savedPath });
-    const replacement: ToolResultBlock = { ...b, content: text };
-    const after = ctx.tokens.block(replacement);
+    const call = describeCall(uses.get(b.tool_use_id));
+    // The path is only known once saved; a stand-in of typical length prices the placeholder.
+    const after = ctx.tokens.text(clearedPlaceholder({ toolUseId: b.tool_use_id, call, tokens, savedPath: savedPath ?? PATH_STANDIN }));
     if (after >= tokens) continue;
     savings += tokens - after;
-    candidates.push({ msg, block, replacement, record: { toolUseId: b.tool_use_id, toolName: name, tokens } });
+    candidates.push({ msg, block, original: b, call, tokens, savedPath, name });
   }
 
   if (candidates.length === 0) return none;
   if (!idle && savings < microMinSavings(ctx.window, cfg)) return none;
 
+  // Save each original before replacing it, so the exact text stays recallable by id.
   const out = history.slice();
+  const cleared: ClearedResult[] = [];
+  let freed = 0;
   for (const c of candidates) {
+    const savedPath = c.savedPath ?? ctx.store.save(c.original.tool_use_id, resultText(c.original.content));
+    const replacement: ToolResultBlock = {
+      ...c.original,
+      content: clearedPlaceholder({ toolUseId: c.original.tool_use_id, call: c.call, tokens: c.tokens, savedPath }),
+    };
+    freed += c.tokens - ctx.tokens.block(replacement);
     const m = out[c.msg]!;
     const blocks = (m.content as ContentBlock[]).slice();
-    blocks[c.block] = c.replacement;
+    blocks[c.block] = replacement;
     out[c.msg] = { ...m, content: blocks };
+    cleared.push({ toolUseId: c.original.tool_use_id, toolName: c.name, tokens: c.tokens });
   }
   return {
     history: out,
-    freedTokens: savings,
-    event: { kind: "micro", trigger: idle ? "idle" : "size", cleared: candidates.map((c) => c.record), freedTokens: savings },
+    freedTokens: freed,
+    event: { kind: "micro", trigger: idle ? "idle" : "size", cleared, freedTokens: freed },
   };
 }
