@@ -3,6 +3,7 @@
 // at the edge; the layers themselves stay pure.
 import { join } from "node:path";
 import type { Message } from "./messages/types.ts";
+import { type Fix, type Violation, repair, validate } from "./messages/invariants.ts";
 import { type CompactionConfig, type DeepPartial, autoCompactThreshold, resolveConfig } from "./compaction/config.ts";
 import { type PrepareResult, prepare } from "./compaction/pipeline.ts";
 import type { LayerContext, ModelWindow, ToolResultStore } from "./compaction/types.ts";
@@ -29,6 +30,15 @@ export interface PrepareCall {
 export interface EnginePrepareResult extends PrepareResult {
   /** Anchored measure of the prepared request (reported usage + estimate of what is new). */
   measuredTokens: number;
+  /** What repair changed in the incoming history before the layers ran. */
+  fixes: Fix[];
+}
+
+/** Thrown when a prepared history still breaks an invariant (a bug, never sent). */
+export class InvariantError extends Error {
+  constructor(readonly violations: Violation[]) {
+    super(`lethe: prepared history breaks ${violations.length} invariant(s); first: message ${violations[0]?.index}: ${violations[0]?.message}`);
+  }
 }
 
 export interface Engine {
@@ -66,9 +76,13 @@ export function createEngine(opts: EngineOptions): Engine {
         archivePath: opts.sessionDir ? join(opts.sessionDir, "transcript.jsonl") : undefined,
         fixedTokens: call.fixedTokens ?? 0,
       };
-      const result = prepare(history, ctx);
+      // Every request passes through repair first and validate last.
+      const repaired = repair(history);
+      const result = prepare(repaired.history, ctx);
+      const violations = validate(result.history);
+      if (violations.length > 0) throw new InvariantError(violations);
       const measuredTokens = meter.measure(result.history, call.fixedTokens ?? 0);
-      return { ...result, measuredTokens, overThreshold: measuredTokens > result.threshold };
+      return { ...result, measuredTokens, fixes: repaired.fixes, overThreshold: measuredTokens > result.threshold };
     },
     observe(sent, reply, usage, call = {}) {
       lastResponseAt = now();

@@ -12,4 +12,5 @@ export { snip } from "./compaction/snip.ts";
 export { micro } from "./compaction/micro.ts";
 export { createFileStore, createMemoryStore } from "./session/tool-results.ts";
 export { createContextMeter, usageTotal, type ContextMeter, type Usage } from "./tokens/meter.ts";
-export { createEngine, type Engine, type EngineOptions } from "./engine.ts";
+export { createEngine, InvariantError, type Engine, type EngineOptions, type EnginePrepareResult } from "./engine.ts";
+export { validate, repair, isValid, type Violation, type ViolationKind, type Fix, type FixKind } from "./messages/invariants.ts";

@@ -1,0 +1,50 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createEngine } from "../src/engine.ts";
+import { validate } from "../src/messages/invariants.ts";
+import type { Message } from "../src/messages/types.ts";
+import { bashSession, calls, results, said, user } from "./support/build.ts";
+
+test("engine: huge results land in <sessionDir>/tool-results, byte for byte", () => {
+  const dir = mkdtempSync(join(tmpdir(), "lethe-engine-"));
+  try {
+    const engine = createEngine({ contextWindow: 200_000, maxOutputTokens: 32_000, sessionDir: dir });
+    const big = "line\n".repeat(20_000);
+    const r = engine.prepare([user("go"), calls(["bash", { command: "seq" }, "toolu_1"]), results(["toolu_1", big])]);
+    const file = join(dir, "tool-results", "toolu_1.txt");
+    assert.ok(existsSync(file));
+    assert.equal(readFileSync(file, "utf8"), big);
+    assert.equal(r.events[0]?.kind, "budget");
+    assert.match(JSON.stringify(r.history), /transcript|tool-results/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("engine: every request passes through repair, and the result is valid", () => {
+  const engine = createEngine({ contextWindow: 32_000, maxOutputTokens: 8_000 });
+  const broken: Message[] = [said("hello"), calls(["bash", {}, "x"]), user("where is my result?")];
+  assert.ok(validate(broken).length > 0);
+  const r = engine.prepare(broken);
+  assert.deepEqual(validate(r.history), []);
+  assert.ok(r.fixes.length >= 2);
+});
+
+test("engine: anchored measure after observe, overThreshold from the anchored count", () => {
+  let clock = 0;
+  const engine = createEngine({ contextWindow: 32_000, maxOutputTokens: 8_000, now: () => clock });
+  const h = bashSession(2, 200);
+  const first = engine.prepare(h, { fixedTokens: 500 });
+  const reply = said("done");
+  // The provider says the request was much bigger than we thought (another tokenizer).
+  engine.observe(first.history, reply, { input_tokens: 25_000, output_tokens: 10 }, { fixedTokens: 500 });
+  clock = 1_000;
+  const next = engine.prepare([...first.history, reply, user("and now?")], { fixedTokens: 500 });
+  assert.ok(next.measuredTokens > 25_000, `${next.measuredTokens}`);
+  assert.equal(next.overThreshold, next.measuredTokens > next.threshold);
+  assert.equal(next.overThreshold, true);
+  assert.ok(engine.meter.correction() > 1);
+});
