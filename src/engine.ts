@@ -6,7 +6,7 @@ import type { Message } from "./messages/types.ts";
 import { type Fix, type Violation, repair, validate } from "./messages/invariants.ts";
 import { type CompactionConfig, type DeepPartial, autoCompactThreshold, resolveConfig } from "./compaction/config.ts";
 import { type PrepareResult, prepare } from "./compaction/pipeline.ts";
-import type { LayerContext, ModelWindow, ToolResultStore } from "./compaction/types.ts";
+import type { LayerContext, LayerEvent, ModelWindow, ToolResultStore } from "./compaction/types.ts";
 import { createFileStore, createMemoryStore } from "./session/tool-results.ts";
 import { type TokenCounter, createTokenCounter } from "./tokens/count.ts";
 import { type ContextMeter, type Usage, createContextMeter } from "./tokens/meter.ts";
@@ -20,6 +20,8 @@ export interface EngineOptions extends ModelWindow {
   model?: string;
   /** Clock (ms); injectable for tests. */
   now?: () => number;
+  /** Called with every event as it happens (the CLI renders them; the engine never prints). */
+  onEvent?: (event: LayerEvent) => void;
 }
 
 export interface PrepareCall {
@@ -81,6 +83,7 @@ export function createEngine(opts: EngineOptions): Engine {
       const result = prepare(repaired.history, ctx);
       const violations = validate(result.history);
       if (violations.length > 0) throw new InvariantError(violations);
+      if (opts.onEvent) for (const e of result.events) opts.onEvent(e);
       const measuredTokens = meter.measure(result.history, call.fixedTokens ?? 0);
       return { ...result, measuredTokens, fixes: repaired.fixes, overThreshold: measuredTokens > result.threshold };
     },

@@ -48,3 +48,10 @@ test("engine: anchored measure after observe, overThreshold from the anchored co
   assert.equal(next.overThreshold, true);
   assert.ok(engine.meter.correction() > 1);
 });
+
+test("engine: events reach onEvent in pipeline order", () => {
+  const seen: string[] = [];
+  const engine = createEngine({ contextWindow: 200_000, maxOutputTokens: 32_000, onEvent: (e) => seen.push(e.kind) });
+  engine.prepare([user("go"), calls(["bash", {}, "a"]), results(["a", "z".repeat(100_000)])]);
+  assert.deepEqual(seen, ["budget"]);
+});
