@@ -14,3 +14,5 @@ export { createFileStore, createMemoryStore } from "./session/tool-results.ts";
 export { createContextMeter, usageTotal, type ContextMeter, type Usage } from "./tokens/meter.ts";
 export { createEngine, InvariantError, type Engine, type EngineOptions, type EnginePrepareResult } from "./engine.ts";
 export { validate, repair, isValid, type Violation, type ViolationKind, type Fix, type FixKind } from "./messages/invariants.ts";
+export { toOpenAI, fromOpenAI } from "./messages/openai.ts";
+export type * from "./messages/openai-types.ts";
