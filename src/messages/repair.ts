@@ -1,0 +1,325 @@
+// Repair: fix what can be fixed so that validate() reports nothing, without losing text.
+import type { ContentBlock, Message, Role, ToolResultBlock } from "./types.ts";
+import { type ValidateOptions, isBlankText, validate } from "./validate.ts";
+// ---------------------------------------------------------------------------------------------
+// repair
+
+export type FixKind =
+  | "dropped_empty_text"
+  | "dropped_empty_message"
+  | "dropped_misplaced_tool_use"
+  | "moved_misplaced_tool_result"
+  | "dropped_orphan_tool_result"
+  | "dropped_duplicate_tool_result"
+  | "merged_messages"
+  | "prepended_user_message"
+  | "renamed_duplicate_tool_use_id"
+  | "moved_tool_result_first"
+  | "answered_tool_use";
+
+export interface Fix {
+  kind: FixKind;
+  /** Index in the INPUT history of the message concerned (the first one, for merged messages). */
+  index: number;
+  toolUseId?: string;
+  /** One line, human-readable. */
+  message: string;
+}
+
+export interface RepairOptions extends ValidateOptions {
+  /** Text of the user message prepended when the history starts with an assistant message. */
+  continuationText?: string;
+}
+
+export interface RepairResult {
+  history: Message[];
+  fixes: Fix[];
+}
+
+export const CONTINUATION_TEXT = "[conversation continues]";
+
+/** The text of the error result given to a tool_use that has none. */
+export function missingResultText(name: string | undefined): string {
+  return `[lethe] no result was recorded for this ${name ? `${name} ` : ""}tool call (it may have been interrupted); run it again if the result is still needed.`;
+}
+
+interface Entry {
+  role: Role;
+  blocks: ContentBlock[];
+  /** The input message, while this entry is exactly it (then it is reused as is). */
+  orig: Message | null;
+  /** First input message of this entry (extra fields are kept from it). */
+  base: Message | null;
+  src: number;
+  /** tool_result blocks found in this assistant message, to move into the next user message. */
+  misplaced: ToolResultBlock[];
+  /** tool_use ids of this assistant entry. */
+  useIds: Set<string>;
+}
+
+/**
+ * Fix what can be fixed so that validate() reports nothing; never mutates the input.
+ * A valid history is returned as is (same array). Untouched messages keep their identity.
+ * Never drops text other than blank text. Idempotent.
+ */
+export function repair(history: readonly Message[], opts: RepairOptions = {}): RepairResult {
+  if (validate(history, opts).length === 0) return { history: history as Message[], fixes: [] };
+
+  const fixes: Fix[] = [];
+  const out: Entry[] = [];
+
+  for (let i = 0; i < history.length; i++) {
+    const m = history[i]!;
+    const role: Role = m.role === "assistant" ? "assistant" : "user";
+    let changed = role !== m.role;
+    const content = m.content as unknown;
+
+    let blocks: ContentBlock[];
+    const misplaced: ToolResultBlock[] = [];
+    if (typeof content === "string") {
+      if (isBlankText(content)) {
+        fixes.push({ kind: "dropped_empty_message", index: i, message: `dropped empty ${role} message ${i}` });
+        continue;
+      }
+      blocks = [{ type: "text", text: content }];
+    } else if (!Array.isArray(content) || content.length === 0) {
+      fixes.push({ kind: "dropped_empty_message", index: i, message: `dropped empty ${role} message ${i}` });
+      continue;
+    } else {
+      const src = content as ContentBlock[];
+      // The assistant entry whose tool_use blocks a tool_result here may answer.
+      const last = out[out.length - 1];
+      const answering = role === "user" && last ? (last.role === "assistant" ? last : out[out.length - 2]) : undefined;
+      let kept: ContentBlock[] | null = null; // allocated on the first dropped block
+      for (let k = 0; k < src.length; k++) {
+        const b = src[k]!;
+        let drop = false;
+        if (b.type === "text" && isBlankText(b.text)) {
+          drop = true;
+          fixes.push({ kind: "dropped_empty_text", index: i, message: `dropped empty text block ${k} of message ${i}` });
+        } else if (b.type === "tool_use" && role === "user") {
+          drop = true;
+          fixes.push({
+            kind: "dropped_misplaced_tool_use",
+            index: i,
+            toolUseId: b.id,
+            message: `dropped tool_use ${b.id} found in user message ${i}`,
+          });
+        } else if (b.type === "tool_result" && role === "assistant") {
+          drop = true;
+          misplaced.push(b);
+        } else if (b.type === "tool_result" && !answering?.useIds.has(b.tool_use_id)) {
+          drop = true;
+          fixes.push({
+            kind: "dropped_orphan_tool_result",
+            index: i,
+            toolUseId: b.tool_use_id,
+            message: `dropped tool_result ${b.tool_use_id} in message ${i}: no matching tool_use in the preceding assistant message`,
+          });
+        }
+        if (drop) kept ??= src.slice(0, k);
+        else kept?.push(b);
+      }
+      if (kept) changed = true;
+      blocks = kept ?? src;
+    }
+
+    if (blocks.length === 0) {
+      const last = out[out.length - 1];
+      if (misplaced.length > 0 && last?.role === "assistant") {
+        last.misplaced.push(...misplaced);
+      } else {
+        for (const r of misplaced) dropOrphan(fixes, i, r);
+      }
+      fixes.push({ kind: "dropped_empty_message", index: i, message: `dropped ${role} message ${i}: nothing left in it` });
+      continue;
+    }
+
+    if (out.length === 0 && role === "assistant") {
+      const text = opts.continuationText ?? CONTINUATION_TEXT;
+      out.push(entry("user", [{ type: "text", text }], null, null, i));
+      fixes.push({
+        kind: "prepended_user_message",
+        index: i,
+        message: `the history started with an assistant message; prepended a user message "${text}"`,
+      });
+    }
+
+    const last = out[out.length - 1];
+    if (last && last.role === role) {
+      last.blocks = last.blocks.concat(blocks);
+      last.orig = null;
+      last.misplaced.push(...misplaced);
+      if (role === "assistant") addUseIds(last.useIds, blocks);
+      fixes.push({
+        kind: "merged_messages",
+        index: last.src,
+        message: `merged ${role} message ${i} into the ${role} message before it (${last.src})`,
+      });
+    } else {
+      const e = entry(role, blocks, changed ? null : m, m, i);
+      e.misplaced.push(...misplaced);
+      if (role === "assistant") addUseIds(e.useIds, blocks);
+      out.push(e);
+    }
+  }
+
+  // Pairing: every tool_use answered exactly once, right after; results first; unique ids.
+  const allIds = new Set<string>();
+  for (const e of out) if (e.role === "assistant") for (const id of e.useIds) allIds.add(id);
+  const seen = new Set<string>();
+  const freshId = (id: string): string => {
+    for (let n = 1; ; n++) {
+      const candidate = `${id}_dup${n}`;
+      if (!allIds.has(candidate)) {
+        allIds.add(candidate);
+        return candidate;
+      }
+    }
+  };
+
+  for (let j = 0; j < out.length; j++) {
+    const e = out[j]!;
+    if (e.role !== "assistant") continue;
+
+    // Rename duplicate ids; remember, per original id, the uses still waiting for a result.
+    const waiting = new Map<string, Array<{ id: string; name: string; claimed: boolean }>>();
+    const order: Array<{ id: string; name: string; claimed: boolean }> = [];
+    let renamed: ContentBlock[] | null = null;
+    for (let k = 0; k < e.blocks.length; k++) {
+      const b = e.blocks[k]!;
+      if (b.type !== "tool_use") continue;
+      let id = b.id;
+      if (seen.has(id)) {
+        id = freshId(b.id);
+        renamed ??= e.blocks.slice();
+        renamed[k] = { ...b, id };
+        fixes.push({
+          kind: "renamed_duplicate_tool_use_id",
+          index: e.src,
+          toolUseId: b.id,
+          message: `tool_use id ${b.id} was already used; renamed to ${id}`,
+        });
+      }
+      seen.add(id);
+      const w = { id, name: b.name, claimed: false };
+      order.push(w);
+      const list = waiting.get(b.id);
+      if (list) list.push(w);
+      else waiting.set(b.id, [w]);
+    }
+    if (renamed) {
+      e.blocks = renamed;
+      e.orig = null;
+    }
+
+    if (order.length === 0) {
+      for (const r of e.misplaced) dropOrphan(fixes, e.src, r);
+      continue;
+    }
+
+    let next = out[j + 1];
+    if (!next) {
+      if (opts.allowTrailingToolUse && e.misplaced.length === 0) continue;
+      next = entry("user", [], null, null, e.src);
+      out.push(next);
+    }
+
+    const results: ContentBlock[] = [];
+    const rest: ContentBlock[] = [];
+    let changed = e.misplaced.length > 0;
+    let reordered = false;
+    const claim = (b: ToolResultBlock, moved: boolean) => {
+      const w = waiting.get(b.tool_use_id)?.find((x) => !x.claimed);
+      if (!w) {
+        changed = true;
+        if (waiting.has(b.tool_use_id)) {
+          fixes.push({
+            kind: "dropped_duplicate_tool_result",
+            index: next!.src,
+            toolUseId: b.tool_use_id,
+            message: `dropped a second tool_result for tool_use ${b.tool_use_id}`,
+          });
+        } else {
+          dropOrphan(fixes, next!.src, b);
+        }
+        return;
+      }
+      w.claimed = true;
+      if (moved) {
+        fixes.push({
+          kind: "moved_misplaced_tool_result",
+          index: e.src,
+          toolUseId: b.tool_use_id,
+          message: `moved tool_result ${b.tool_use_id} from an assistant message to the user message after it`,
+        });
+      }
+      if (w.id !== b.tool_use_id) {
+        changed = true;
+        results.push({ ...b, tool_use_id: w.id });
+      } else {
+        results.push(b);
+      }
+    };
+    for (const r of e.misplaced) claim(r, true);
+    for (const b of next.blocks) {
+      if (b.type !== "tool_result") {
+        rest.push(b);
+        continue;
+      }
+      if (rest.length > 0) reordered = true;
+      claim(b, false);
+    }
+    for (const w of order) {
+      if (w.claimed) continue;
+      changed = true;
+      results.push({
+        type: "tool_result",
+        tool_use_id: w.id,
+        content: missingResultText(w.name),
+        is_error: true,
+      });
+      fixes.push({
+        kind: "answered_tool_use",
+        index: e.src,
+        toolUseId: w.id,
+        message: `tool_use ${w.id} had no result; answered it with an error result`,
+      });
+    }
+    if (reordered) {
+      changed = true;
+      fixes.push({
+        kind: "moved_tool_result_first",
+        index: next.src,
+        message: `moved tool_result blocks before the other blocks of a user message`,
+      });
+    }
+    if (changed) {
+      next.blocks = results.concat(rest);
+      next.orig = null;
+    }
+  }
+
+  const repaired = out.map((e): Message => {
+    if (e.orig) return e.orig;
+    return e.base ? { ...e.base, role: e.role, content: e.blocks } : { role: e.role, content: e.blocks };
+  });
+  return { history: repaired, fixes };
+}
+
+function entry(role: Role, blocks: ContentBlock[], orig: Message | null, base: Message | null, src: number): Entry {
+  return { role, blocks, orig, base, src, misplaced: [], useIds: new Set() };
+}
+
+function addUseIds(ids: Set<string>, blocks: readonly ContentBlock[]): void {
+  for (const b of blocks) if (b.type === "tool_use") ids.add(b.id);
+}
+
+function dropOrphan(fixes: Fix[], index: number, r: ToolResultBlock): void {
+  fixes.push({
+    kind: "dropped_orphan_tool_result",
+    index,
+    toolUseId: r.tool_use_id,
+    message: `dropped tool_result ${r.tool_use_id}: no matching tool_use in the preceding assistant message`,
+  });
+}
