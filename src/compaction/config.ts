@@ -53,11 +53,36 @@ export interface ThresholdConfig {
   maxOutputReserve: number;
 }
 
+export interface SummaryConfig {
+  /** Auto-compact when over the threshold; "off" never does; "ask" lets the host decide (event). */
+  auto: "on" | "off" | "ask";
+  /** Cap on the summary's output. */
+  maxOutputTokens: number;
+  /** The user's own messages kept verbatim (newest first; the latest always). */
+  userMessagesTokens: number;
+  /** Newest whole rounds kept verbatim after the summary. */
+  keepTailTokens: number;
+  restoreFiles: number;
+  restoreFileTokens: number;
+  restoreTotalTokens: number;
+  /** Tries after the summary request itself is too long (dropping the oldest rounds). */
+  overflowRetries: number;
+  /** Consecutive summary failures before the circuit breaker opens (then: digest). */
+  breakerFailures: number;
+  /** Start the summary in the background from this share of the threshold. 0 disables. */
+  presummaryShare: number;
+  /** Thrash: the context refills within this many turns of a compaction… */
+  thrashTurns: number;
+  /** …this many times in a row: stop instead of burning money. */
+  thrashRepeats: number;
+}
+
 export interface CompactionConfig {
   budget: BudgetConfig;
   snip: SnipConfig;
   micro: MicroConfig;
   threshold: ThresholdConfig;
+  summary: SummaryConfig;
 }
 
 export const DEFAULT_CONFIG: CompactionConfig = {
@@ -92,6 +117,20 @@ export const DEFAULT_CONFIG: CompactionConfig = {
     bufferWindowShare: 0.1,
     maxOutputReserve: 20_000,
   },
+  summary: {
+    auto: "on",
+    maxOutputTokens: 20_000,
+    userMessagesTokens: 20_000,
+    keepTailTokens: 20_000,
+    restoreFiles: 5,
+    restoreFileTokens: 5_000,
+    restoreTotalTokens: 50_000,
+    overflowRetries: 3,
+    breakerFailures: 3,
+    presummaryShare: 0.8,
+    thrashTurns: 3,
+    thrashRepeats: 3,
+  },
 };
 
 export type DeepPartial<T> = {
@@ -105,6 +144,7 @@ export function resolveConfig(partial: DeepPartial<CompactionConfig> = {}): Comp
     snip: { ...DEFAULT_CONFIG.snip, ...partial.snip },
     micro: { ...DEFAULT_CONFIG.micro, ...partial.micro } as MicroConfig,
     threshold: { ...DEFAULT_CONFIG.threshold, ...partial.threshold },
+    summary: { ...DEFAULT_CONFIG.summary, ...partial.summary },
   };
   const positive: [string, number][] = [
     ["budget.perResultChars", c.budget.perResultChars],
@@ -149,4 +189,29 @@ export function resultLimitTokens(w: ModelWindow, c: BudgetConfig): number {
 /** micro's minimum savings, scaled down on small windows (a tenth of the window there). */
 export function microMinSavings(w: ModelWindow, c: MicroConfig): number {
   return Math.min(c.minSavingsTokens, Math.floor(w.contextWindow * 0.1));
+}
+
+/**
+ * The rebuild's budgets for this window. On a 200k model they are the defaults (summary
+ * 20k, user messages 20k, restored files 50k); on small windows they shrink together to
+ * about a quarter of the threshold, so a rebuild never re-triggers itself.
+ */
+export function rebuildBudgets(w: ModelWindow, c: CompactionConfig = DEFAULT_CONFIG) {
+  const s = c.summary;
+  const threshold = autoCompactThreshold(w, c);
+  const full = s.maxOutputTokens + s.userMessagesTokens + s.keepTailTokens + s.restoreTotalTokens;
+  // The share of the threshold a rebuild may take: a quarter on small windows, up to the
+  // defaults' ~65% on a 200k window (Claude Code's own budgets sit there).
+  const share = 0.25 + 0.41 * Math.min(1, Math.max(0, (threshold - 40_000) / 127_000));
+  const f = Math.min(1, (share * threshold) / full);
+  const scale = (n: number) => Math.floor(n * f);
+  return {
+    summaryTokens: scale(s.maxOutputTokens),
+    userMessagesTokens: scale(s.userMessagesTokens),
+    keepTailTokens: scale(s.keepTailTokens),
+    restoreFiles: s.restoreFiles,
+    restoreFileTokens: Math.min(s.restoreFileTokens, scale(s.restoreTotalTokens)),
+    restoreTotalTokens: scale(s.restoreTotalTokens),
+    ledgerTokens: Math.max(500, Math.floor(threshold * 0.05)),
+  };
 }

@@ -78,6 +78,41 @@ export interface MicroEvent {
 
 export type LayerEvent = BudgetEvent | SnipEvent | MicroEvent;
 
+/** A summary compaction: auto at the threshold, manual (/compact, compact tool), reactive, or a subagent's. */
+export interface SummarizeEvent {
+  kind: "summarize" | "manual" | "reactive" | "subagent";
+  summarizer: "model" | "digest";
+  /** The summary came from the background pre-summary (no wait at the threshold). */
+  presummary: boolean;
+  tokensBefore: number;
+  tokensAfter: number;
+  messagesBefore: number;
+  messagesAfter: number;
+  freedTokens: number;
+  restoredFiles: string[];
+  userMessagesKept: number;
+  /** Messages left out of the summary request because it was itself too long. */
+  droppedForOverflow: number;
+  focus?: string;
+}
+
+export interface SummaryFailedEvent {
+  kind: "summary_failed";
+  error: string;
+  consecutiveFailures: number;
+  /** The circuit breaker opened: digest from now on. */
+  breakerOpen: boolean;
+}
+
+export interface CompactionNoticeEvent {
+  kind: "presummary_started" | "compact_suggested" | "compact_blocked" | "auto_compact_near";
+  tokens: number;
+  threshold: number;
+  reason?: string;
+}
+
+export type CompactionEvent = LayerEvent | SummarizeEvent | SummaryFailedEvent | CompactionNoticeEvent;
+
 export interface LayerResult<E extends LayerEvent = LayerEvent> {
   history: Message[];
   freedTokens: number;

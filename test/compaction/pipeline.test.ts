@@ -32,7 +32,7 @@ test("budget saves the full text before micro could clear it", () => {
 });
 
 test("overThreshold when the cheap layers cannot bring it under", () => {
-  const h = [user("x".repeat(900_000))];
+  const h = [user("word ".repeat(200_000))];
   const r = prepare(h, context());
   assert.equal(r.overThreshold, true);
   assert.equal(r.threshold, 167_000);

@@ -1,0 +1,217 @@
+// The expensive layer's orchestration: when to summarise, with what, and what to do when
+// it fails. State that spans turns lives here (circuit breaker, thrash detection, the
+// background pre-summary); the pieces it calls (summarize, digest, rebuild) are pure or
+// take their side effects as arguments.
+import type { Message } from "../messages/types.ts";
+import { type ModelClient, ModelError, type ToolDefinition } from "../model/types.ts";
+import type { TokenCounter } from "../tokens/count.ts";
+import { type CompactionConfig, rebuildBudgets } from "./config.ts";
+import { digest } from "./digest.ts";
+import { rebuild } from "./rebuild.ts";
+import { summarize } from "./summarize.ts";
+import type { CompactionEvent, ModelWindow, SummarizeEvent } from "./types.ts";
+
+export interface Summarizer {
+  client: ModelClient;
+  model: string;
+}
+
+export interface CompactHooks {
+  /** Before a compaction: may add instructions, or block it (with a reason). */
+  preCompact?(info: { trigger: SummarizeEvent["kind"]; tokens: number; focus?: string }): Promise<{ block?: string; instructions?: string } | void>;
+  postCompact?(info: { trigger: SummarizeEvent["kind"]; tokensBefore: number; tokensAfter: number; summary: string }): Promise<void>;
+}
+
+export interface CompactorOptions {
+  window: ModelWindow;
+  config: CompactionConfig;
+  counter: TokenCounter;
+  /** The model that writes summaries; without it (or with mode "digest") digest does. */
+  summarizer?: Summarizer;
+  mode?: "model" | "digest";
+  hooks?: CompactHooks;
+  archivePath?: string;
+  readFile?: (path: string) => string | undefined;
+  emit?: (e: CompactionEvent) => void;
+}
+
+/** The request's context the summary call reuses (same system prompt and tools: prompt cache). */
+export interface RequestShape {
+  system?: string;
+  tools?: readonly ToolDefinition[];
+  fixedTokens?: number;
+  signal?: AbortSignal;
+}
+
+export interface CompactResult {
+  history: Message[];
+  event: SummarizeEvent;
+  summary: string;
+}
+
+/** Thrown when the context refills right after each compaction: stop instead of burning money. */
+export class ThrashError extends Error {
+  constructor(readonly repeats: number) {
+    super(`lethe: the context filled up again within a few turns of each of the last ${repeats} compactions; stopping so the session does not keep paying for summaries. Start a new session or raise the context window.`);
+  }
+}
+
+export class CompactionBlockedError extends Error {}
+
+/** Messages still there, in order, even if a cheap layer rewrote some of their content. */
+export function samePrefix(prefix: readonly Message[], history: readonly Message[]): boolean {
+  if (history.length < prefix.length) return false;
+  for (let i = 0; i < prefix.length; i++) {
+    const a = prefix[i]!;
+    const b = history[i]!;
+    if (a === b) continue;
+    if (a.role !== b.role || !Array.isArray(a.content) || !Array.isArray(b.content) || a.content.length !== b.content.length) return false;
+    for (let j = 0; j < a.content.length; j++) {
+      const x = a.content[j]!;
+      const y = b.content[j]!;
+      if (x.type !== y.type) return false;
+      if (x.type === "tool_result" && x.tool_use_id !== (y as typeof x).tool_use_id) return false;
+      if (x.type === "tool_use" && x.id !== (y as typeof x).id) return false;
+      if (x.type === "text" && x.text !== (y as typeof x).text) return false;
+    }
+  }
+  return true;
+}
+
+export function createCompactor(opts: CompactorOptions) {
+  const { config, counter } = opts;
+  const budgets = rebuildBudgets(opts.window, config);
+  const emit = opts.emit ?? (() => {});
+  let failures = 0;
+  let breakerOpen = false;
+  let turn = 0;
+  let lastCompactionTurn = -Infinity;
+  let thrash = 0;
+  let pre: { prefix: Message[]; promise: Promise<{ summary: string } | { error: unknown }> } | null = null;
+
+  const useModel = () => opts.mode !== "digest" && opts.summarizer !== undefined && !breakerOpen;
+
+  async function modelSummary(history: readonly Message[], shape: RequestShape, focus?: string) {
+    const s = opts.summarizer!;
+    return summarize({
+      client: s.client,
+      model: s.model,
+      system: shape.system,
+      tools: shape.tools,
+      history,
+      counter,
+      maxTokens: budgets.summaryTokens,
+      focus,
+      overflowRetries: config.summary.overflowRetries,
+      signal: shape.signal,
+    });
+  }
+
+  function recordFailure(e: unknown) {
+    failures++;
+    if (failures >= config.summary.breakerFailures) breakerOpen = true;
+    emit({ kind: "summary_failed", error: e instanceof Error ? e.message : String(e), consecutiveFailures: failures, breakerOpen });
+  }
+
+  return {
+    get breakerOpen() {
+      return breakerOpen;
+    },
+    get failures() {
+      return failures;
+    },
+
+    /** Call once per model request, with the prepared tokens: pre-summary and thrash bookkeeping. */
+    observeTurn(history: readonly Message[], tokens: number, threshold: number, shape: RequestShape = {}) {
+      turn++;
+      if (tokens <= threshold && turn - lastCompactionTurn > config.summary.thrashTurns) thrash = 0;
+      const share = config.summary.presummaryShare;
+      if (share > 0 && useModel() && config.summary.auto !== "off" && tokens >= share * threshold && tokens <= threshold && !pre) {
+        const prefix = history.slice();
+        emit({ kind: "presummary_started", tokens, threshold });
+        const promise = modelSummary(prefix, shape).then(
+          (r) => ({ summary: r.summary }),
+          (error) => ({ error }),
+        );
+        pre = { prefix, promise };
+      }
+    },
+
+    /**
+     * Summarise and rebuild. `trigger` says why: auto (threshold), manual (/compact or the
+     * compact tool, with an optional focus), reactive (the provider refused), subagent.
+     */
+    async compact(history: readonly Message[], trigger: SummarizeEvent["kind"], shape: RequestShape = {}, focus?: string): Promise<CompactResult> {
+      const tokensBefore = (shape.fixedTokens ?? 0) + counter.messages(history);
+      if (trigger === "summarize" || trigger === "reactive") {
+        if (turn - lastCompactionTurn <= config.summary.thrashTurns) thrash++;
+        if (thrash >= config.summary.thrashRepeats) throw new ThrashError(thrash);
+      }
+      let instructions = focus;
+      if (opts.hooks?.preCompact) {
+        const r = await opts.hooks.preCompact({ trigger, tokens: tokensBefore, focus });
+        if (r?.block) {
+          emit({ kind: "compact_blocked", tokens: tokensBefore, threshold: 0, reason: r.block });
+          throw new CompactionBlockedError(`lethe: compaction blocked by the PreCompact hook: ${r.block}`);
+        }
+        if (r?.instructions) instructions = instructions ? `${instructions}\n${r.instructions}` : r.instructions;
+      }
+
+      let summary: string | undefined;
+      let summarizer: SummarizeEvent["summarizer"] = "digest";
+      let fromPre = false;
+      let dropped = 0;
+      let keepFrom: number | undefined;
+
+      // A background summary of an unchanged prefix: swap without waiting for a new call.
+      const p = pre;
+      pre = null;
+      if (p && !instructions && trigger === "summarize" && samePrefix(p.prefix, history)) {
+        const r = await p.promise;
+        if ("summary" in r) {
+          summary = r.summary;
+          summarizer = "model";
+          fromPre = true;
+          keepFrom = p.prefix.length;
+          failures = 0;
+        }
+      }
+      if (summary === undefined && useModel()) {
+        try {
+          const r = await modelSummary(history, shape, instructions);
+          summary = r.summary;
+          summarizer = "model";
+          dropped = r.droppedForOverflow;
+          failures = 0;
+        } catch (e) {
+          if (e instanceof ModelError && e.kind === "aborted") throw e;
+          recordFailure(e);
+        }
+      }
+      if (summary === undefined) summary = digest(history, { counter, maxTokens: budgets.summaryTokens });
+
+      const built = rebuild({ history, summary, kind: trigger, budgets, counter, archivePath: opts.archivePath, readFile: opts.readFile, keepFrom });
+      const tokensAfter = (shape.fixedTokens ?? 0) + counter.messages(built.history);
+      lastCompactionTurn = turn;
+      const event: SummarizeEvent = {
+        kind: trigger,
+        summarizer,
+        presummary: fromPre,
+        tokensBefore,
+        tokensAfter,
+        messagesBefore: history.length,
+        messagesAfter: built.history.length,
+        freedTokens: tokensBefore - tokensAfter,
+        restoredFiles: built.restored,
+        userMessagesKept: built.userMessagesKept,
+        droppedForOverflow: dropped,
+        ...(instructions ? { focus: instructions } : {}),
+      };
+      emit(event);
+      await opts.hooks?.postCompact?.({ trigger, tokensBefore, tokensAfter, summary });
+      return { history: built.history, event, summary };
+    },
+  };
+}
+
+export type Compactor = ReturnType<typeof createCompactor>;

@@ -1,0 +1,185 @@
+// rebuild: the history that replaces the old one after a summary. One user message
+// carries the continuation note, the summary, and what must survive verbatim (the user's
+// own messages, the file ledger, restored files, todos); then the newest rounds, whole.
+import { blocksOf, toolResultsOf, toolUsesOf } from "../messages/blocks.ts";
+import type { ContentBlock, Message } from "../messages/types.ts";
+import type { TokenCounter } from "../tokens/count.ts";
+import { type FileLedger, callFiles, ledgerOf, renderLedger } from "./ledger.ts";
+import { LATEST_REQUEST_PREFIX, REBUILD_TAG, USER_MESSAGE_PREFIX, selectUserMessages, todosOf, userMessagesOf } from "./retain.ts";
+
+export interface RebuildBudgets {
+  /** The user's own messages, newest first (the latest always). */
+  userMessagesTokens: number;
+  /** Newest whole rounds kept verbatim after the summary. */
+  keepTailTokens: number;
+  restoreFiles: number;
+  restoreFileTokens: number;
+  restoreTotalTokens: number;
+  /** Cap on the ledger block (paths only; modified first). */
+  ledgerTokens: number;
+}
+
+export interface RebuildInput {
+  /** The history being compacted (as sent: after the cheap layers). */
+  history: readonly Message[];
+  summary: string;
+  kind: string;
+  budgets: RebuildBudgets;
+  counter: TokenCounter;
+  archivePath?: string;
+  /** Reads a file fresh from disk (undefined if missing or unreadable). */
+  readFile?: (path: string) => string | undefined;
+  /** Keep every message from this index on verbatim (what a pre-summary did not cover). */
+  keepFrom?: number;
+}
+
+export interface RebuildResult {
+  history: Message[];
+  /** Index in the input where the verbatim tail starts (history.length when none). */
+  tailStart: number;
+  restored: string[];
+  ledger: FileLedger;
+  userMessagesKept: number;
+  userMessagesDropped: number;
+}
+
+const SUMMARY_OPEN = "<summary>";
+const SUMMARY_CLOSE = "</summary>";
+
+/** The summary an earlier rebuild carried, to fold into the next one. */
+export function previousSummaryOf(history: readonly Message[]): string | undefined {
+  for (let i = history.length - 1; i >= 0; i--) {
+    for (const b of blocksOf(history[i]!)) {
+      if (b.type !== "text" || !b.text.startsWith(REBUILD_TAG)) continue;
+      const s = b.text.indexOf(SUMMARY_OPEN);
+      const e = b.text.lastIndexOf(SUMMARY_CLOSE);
+      if (s >= 0 && e > s) return b.text.slice(s + SUMMARY_OPEN.length, e).trim();
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Where the verbatim tail starts: the newest whole rounds (starting at an assistant
+ * message) within the budget. Pending tool results are always kept with their call.
+ */
+export function tailStart(history: readonly Message[], budget: number, counter: TokenCounter): number {
+  const n = history.length;
+  const last = history[n - 1];
+  if (!last || last.role !== "user") return n;
+  let start = n;
+  let used = 0;
+  let pending = counter.message(last);
+  for (let i = n - 2; i >= 1; i--) {
+    pending += counter.message(history[i]!);
+    if (history[i]!.role !== "assistant") continue;
+    const mustKeep = start === n && toolResultsOf(last).length > 0;
+    if (used + pending > budget && !mustKeep) break;
+    used += pending;
+    pending = 0;
+    start = i;
+  }
+  return start;
+}
+
+function recentlyRead(history: readonly Message[], ledger: FileLedger): string[] {
+  const out: string[] = [];
+  const seen = new Set<string>();
+  for (let i = history.length - 1; i >= 0; i--) {
+    const uses = toolUsesOf(history[i]!);
+    for (let j = uses.length - 1; j >= 0; j--) {
+      for (const p of callFiles(uses[j]!).read) if (!seen.has(p)) (seen.add(p), out.push(p));
+    }
+  }
+  for (const p of [...ledger.read].reverse()) if (!seen.has(p)) (seen.add(p), out.push(p));
+  return out;
+}
+
+function restoreFiles(paths: string[], input: RebuildInput): { blocks: ContentBlock[]; restored: string[] } {
+  const { budgets: b, counter, readFile } = input;
+  const blocks: ContentBlock[] = [];
+  const restored: string[] = [];
+  if (!readFile || b.restoreFiles <= 0) return { blocks, restored };
+  let total = 0;
+  for (const path of paths) {
+    if (restored.length >= b.restoreFiles) break;
+    const text = readFile(path);
+    if (text === undefined || text.includes("\u0000")) continue;
+    const lines = text.split("\n");
+    let shown = lines.length;
+    let body = text;
+    const cap = Math.min(b.restoreFileTokens, b.restoreTotalTokens - total);
+    if (cap <= 200) break;
+    while (counter.text(body) > cap && shown > 1) {
+      shown = Math.floor(shown * 0.7);
+      body = lines.slice(0, shown).join("\n");
+    }
+    const note = shown < lines.length ? ` lines="1-${shown} of ${lines.length}"` : "";
+    const block = `<lethe-restored-file path="${path}"${note}>\n${body}\n</lethe-restored-file>`;
+    total += counter.text(block);
+    blocks.push({ type: "text", text: block });
+    restored.push(path);
+  }
+  if (blocks.length) {
+    blocks.unshift({ type: "text", text: "[lethe: files recently read, as they are on disk now; re-read before editing if you need more]" });
+  }
+  return { blocks, restored };
+}
+
+/** Keep the ledger within its cap: modified paths first, then the newest reads. */
+function boundedLedger(l: FileLedger, cap: number, counter: TokenCounter): FileLedger {
+  let out = l;
+  while (counter.text(renderLedger(out)) > cap && out.read.size + out.modified.size > 1) {
+    const read = [...out.read];
+    const modified = [...out.modified];
+    out = read.length > 0
+      ? { read: new Set(read.slice(Math.ceil(read.length / 4))), modified: out.modified }
+      : { read: out.read, modified: new Set(modified.slice(Math.ceil(modified.length / 4))) };
+  }
+  return out;
+}
+
+export function rebuild(input: RebuildInput): RebuildResult {
+  const { history, counter, budgets } = input;
+  let start = tailStart(history, budgets.keepTailTokens, counter);
+  if (input.keepFrom !== undefined && input.keepFrom < start) {
+    let k = input.keepFrom;
+    while (k > 1 && history[k]?.role !== "assistant") k--;
+    if (k >= 1) start = k;
+  }
+  const before = history.slice(0, start);
+  const tail = history.slice(start);
+
+  const tailTyped = userMessagesOf(tail);
+  const carried = userMessagesOf(before);
+  const sel = selectUserMessages(carried, budgets.userMessagesTokens, counter);
+  const ledger = ledgerOf(history);
+  const todos = todosOf(history);
+
+  const where = input.archivePath ? ` The full transcript is at ${input.archivePath};` : " The full transcript is kept on disk;";
+  const head =
+    `${REBUILD_TAG} an earlier conversation that was compacted (${input.kind}, ${before.length} messages summarised).${where} ` +
+    `use the recall tool to search it or read any part of it. Summary of the conversation so far:]\n\n` +
+    `${SUMMARY_OPEN}\n${input.summary.trim()}\n${SUMMARY_CLOSE}`;
+
+  const blocks: ContentBlock[] = [{ type: "text", text: head }];
+  const kept = sel.latest !== undefined && tailTyped.length > 0 ? [...sel.kept, sel.latest] : sel.kept;
+  for (const t of kept) blocks.push({ type: "text", text: `${USER_MESSAGE_PREFIX}${t}` });
+  if (sel.latest !== undefined && tailTyped.length === 0) blocks.push({ type: "text", text: `${LATEST_REQUEST_PREFIX}${sel.latest}` });
+  if (ledger.read.size + ledger.modified.size > 0) blocks.push({ type: "text", text: renderLedger(boundedLedger(ledger, budgets.ledgerTokens, counter)) });
+  const files = restoreFiles(recentlyRead(history, ledger), input);
+  blocks.push(...files.blocks);
+  if (todos) blocks.push({ type: "text", text: todos });
+  if (tail.length === 0) {
+    blocks.push({ type: "text", text: "[lethe: continue the work from where it stopped, following the user's latest request; do not ask the user to repeat anything.]" });
+  }
+
+  return {
+    history: [{ role: "user", content: blocks }, ...tail],
+    tailStart: start,
+    restored: files.restored,
+    ledger,
+    userMessagesKept: kept.length + (sel.latest !== undefined && tailTyped.length === 0 ? 1 : 0),
+    userMessagesDropped: sel.dropped,
+  };
+}

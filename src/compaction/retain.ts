@@ -1,0 +1,94 @@
+// What must survive a compaction verbatim besides the summary: the user's own messages
+// and the todo state. Each is carried in the rebuilt history in a form the next
+// compaction parses back, so nothing depends on the summary remembering it.
+import { blocksOf, toolUsesOf } from "../messages/blocks.ts";
+import type { Message } from "../messages/types.ts";
+import type { TokenCounter } from "../tokens/count.ts";
+
+export const USER_MESSAGE_PREFIX = "[an earlier message from the user, verbatim]\n";
+export const LATEST_REQUEST_PREFIX = "[the user's latest request, verbatim]\n";
+export const REBUILD_TAG = "[lethe: this session continues";
+export const TODO_TAG = "<lethe-todos>";
+
+/** Text the user typed (not tool results, not text lethe itself wrote). */
+// Everything lethe writes into a user message starts with "[lethe" or "<lethe-".
+function isOwnText(text: string): boolean {
+  return text.startsWith("[lethe") || text.startsWith("<lethe-") || text.startsWith("[conversation continues]");
+}
+
+/**
+ * The user's own messages, oldest first: texts carried by an earlier rebuild (in order)
+ * followed by the user-typed text of every later user message.
+ */
+export function userMessagesOf(history: readonly Message[]): string[] {
+  const out: string[] = [];
+  for (const m of history) {
+    if (m.role !== "user") continue;
+    const typed: string[] = [];
+    for (const b of blocksOf(m)) {
+      if (b.type !== "text") continue;
+      if (b.text.startsWith(USER_MESSAGE_PREFIX)) out.push(b.text.slice(USER_MESSAGE_PREFIX.length));
+      else if (b.text.startsWith(LATEST_REQUEST_PREFIX)) out.push(b.text.slice(LATEST_REQUEST_PREFIX.length));
+      else if (b.text.trim() !== "" && !isOwnText(b.text)) typed.push(b.text);
+    }
+    if (typed.length > 0) out.push(typed.join("\n"));
+  }
+  return out;
+}
+
+/**
+ * The messages to keep, oldest first: the newest ones whose total fits `budget` tokens.
+ * The latest is always kept (cut to the budget if it alone is larger, head and tail).
+ */
+export function selectUserMessages(all: readonly string[], budget: number, counter: TokenCounter): { kept: string[]; latest: string | undefined; dropped: number } {
+  if (all.length === 0) return { kept: [], latest: undefined, dropped: 0 };
+  let latest = all[all.length - 1]!;
+  let used = counter.text(latest);
+  if (used > budget) {
+    const keep = Math.max(200, Math.floor((latest.length * budget) / used / 2));
+    latest = `${latest.slice(0, keep)}\n[… ${latest.length - 2 * keep} characters of this message are in the transcript …]\n${latest.slice(-keep)}`;
+    used = counter.text(latest);
+  }
+  const kept: string[] = [];
+  let i = all.length - 2;
+  for (; i >= 0; i--) {
+    const t = counter.text(all[i]!);
+    if (used + t > budget) break;
+    used += t;
+    kept.unshift(all[i]!);
+  }
+  return { kept, latest, dropped: i + 1 };
+}
+
+const TODO_TOOLS = new Set(["todo_write", "todowrite", "update_plan", "todo"]);
+
+/** The newest todo list the model wrote, as it wrote it (or the one an earlier rebuild carried). */
+export function todosOf(history: readonly Message[]): string | undefined {
+  for (let i = history.length - 1; i >= 0; i--) {
+    const m = history[i]!;
+    if (m.role === "assistant") {
+      const uses = toolUsesOf(m).filter((u) => TODO_TOOLS.has(u.name.toLowerCase()));
+      const last = uses[uses.length - 1];
+      if (last) return renderTodos(last.input);
+    } else {
+      for (const b of blocksOf(m)) if (b.type === "text" && b.text.startsWith(TODO_TAG)) return b.text;
+    }
+  }
+  return undefined;
+}
+
+function renderTodos(input: unknown): string {
+  const todos = (input as { todos?: unknown })?.todos;
+  const lines = [TODO_TAG, "The todo list as last written:"];
+  if (Array.isArray(todos)) {
+    for (const t of todos as Record<string, unknown>[]) {
+      const status = String(t.status ?? "pending");
+      const mark = status === "completed" ? "x" : status === "in_progress" ? "~" : " ";
+      lines.push(`- [${mark}] ${String(t.content ?? t.text ?? t.title ?? JSON.stringify(t))}`);
+    }
+  } else {
+    lines.push(JSON.stringify(input));
+  }
+  lines.push("</lethe-todos>");
+  return lines.join("\n");
+}

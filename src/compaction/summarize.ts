@@ -1,0 +1,138 @@
+// summarize: one model call writes a structured summary of the conversation.
+//
+// The request reuses the conversation exactly as it was sent (same system prompt, same
+// tools, the history as the prefix) with the instruction appended last, so it reads the
+// prompt cache instead of paying for the whole history again. Tool use is refused.
+import { blocksOf } from "../messages/blocks.ts";
+import type { Message } from "../messages/types.ts";
+import { type ModelClient, ModelError, type ModelRequest, type ModelResponse, type ToolDefinition } from "../model/types.ts";
+import type { TokenCounter } from "../tokens/count.ts";
+import { previousSummaryOf } from "./rebuild.ts";
+
+export function summaryInstruction(opts: { focus?: string; hasPrevious: boolean; maxTokens: number }): string {
+  const lines = [
+    "STOP. Do not call any tool now: tools are disabled for this turn and any tool call will be discarded. Reply with text only.",
+    "",
+    "The conversation above is about to be compacted to free context. Write the notes you will work from afterwards: everything needed to carry on without the original messages.",
+    "",
+    "First think inside <analysis>…</analysis>: go through the conversation in order and note what the user asked for, what was done, which files matter and why, what failed and how it was fixed, and what is unfinished. This part is discarded.",
+    "",
+    "Then write the notes inside <summary>…</summary>, with these sections:",
+    "1. Goal — what the user wants overall, in their terms, with every explicit constraint or preference they stated.",
+    "2. Key technical facts — languages, frameworks, commands, APIs, conventions of this codebase that were learned.",
+    "3. Files — each file read or changed that still matters: path, why it matters, what changed (short code excerpts where exact text matters).",
+    "4. Errors and fixes — what went wrong, the exact error where useful, and how it was resolved (or that it was not).",
+    "5. Reasoning so far — approaches tried, what was ruled out and why.",
+    "6. The user's messages — every message the user wrote (not tool results), in order, briefly but faithfully.",
+    "7. Pending tasks — what was asked and is not done yet.",
+    "8. Current work — precisely what was being done just before this point, with file names and the state it is in.",
+    "9. Next step — the single next action, consistent with the user's latest request; quote the latest request where it helps. Do not start new work the user did not ask for.",
+    "",
+    `Keep the summary under about ${Math.round(opts.maxTokens * 0.75).toLocaleString("en-US")} tokens. Be specific: paths, names, numbers and exact error text beat generalities.`,
+  ];
+  if (opts.hasPrevious) {
+    lines.push("", "The conversation starts from an earlier summary: fold its content into the new summary (keep what still matters), do not start from zero.");
+  }
+  if (opts.focus?.trim()) lines.push("", `Additional instructions for this summary: ${opts.focus.trim()}`);
+  lines.push("", "Remember: text only, no tool calls. Start with <analysis>.");
+  return lines.join("\n");
+}
+
+/** The summary request: the conversation as sent + the instruction as the last user message. */
+export function summaryRequest(args: {
+  model: string;
+  system?: string;
+  tools?: readonly ToolDefinition[];
+  history: readonly Message[];
+  instruction: string;
+  maxTokens: number;
+}): ModelRequest {
+  const messages = args.history.slice();
+  const last = messages[messages.length - 1];
+  const instruction = { type: "text" as const, text: args.instruction };
+  if (last?.role === "user") {
+    // Keep roles alternating: the instruction joins the pending user message, after its results.
+    messages[messages.length - 1] = { ...last, content: [...blocksOf(last), instruction] };
+  } else {
+    messages.push({ role: "user", content: [instruction] });
+  }
+  return { model: args.model, system: args.system, tools: args.tools, messages, maxTokens: args.maxTokens, toolChoice: "none" };
+}
+
+/** The summary text of a reply: analysis stripped, <summary> body if present. */
+export function parseSummary(reply: ModelResponse): string {
+  const blocks = blocksOf(reply.message);
+  if (blocks.some((b) => b.type === "tool_use")) {
+    throw new ModelError("invalid_request", "the summary reply called a tool although tools were forbidden");
+  }
+  let text = blocks.filter((b) => b.type === "text").map((b) => (b as { text: string }).text).join("\n");
+  text = text.replace(/<analysis>[\s\S]*?(<\/analysis>|$)/g, "").trim();
+  const m = /<summary>([\s\S]*?)(<\/summary>|$)/.exec(text);
+  const body = (m ? m[1]! : text).trim();
+  if (body.length < 20) throw new ModelError("invalid_request", "the summary reply was empty");
+  return reply.stopReason === "max_tokens" ? `${body}\n[summary cut at its token limit]` : body;
+}
+
+/** Drop the oldest whole rounds (from the first assistant message on) so about `share` of the history goes. */
+export function dropOldestRounds(history: readonly Message[], counter: TokenCounter, tokensToDrop: number): Message[] {
+  // Keep message 0 (the task); cut just before an assistant message so pairs stay whole.
+  let dropped = 0;
+  let cut = 1;
+  for (let i = 1; i < history.length - 1; i++) {
+    dropped += counter.message(history[i]!);
+    if (history[i + 1]!.role === "assistant" && dropped >= tokensToDrop) {
+      cut = i + 1;
+      break;
+    }
+    if (history[i + 1]!.role === "assistant") cut = i + 1;
+  }
+  if (cut <= 1) return history.slice();
+  const first = history[0]!;
+  const note = { type: "text" as const, text: `[lethe: ${cut - 1} older messages were left out of this summary request to fit the window; they are in the transcript.]` };
+  // message 0 is user and history[cut] is assistant: roles still alternate.
+  return [{ ...first, content: [...blocksOf(first), note] }, ...history.slice(cut)];
+}
+
+export interface SummarizeArgs {
+  client: ModelClient;
+  model: string;
+  system?: string;
+  tools?: readonly ToolDefinition[];
+  history: readonly Message[];
+  counter: TokenCounter;
+  maxTokens: number;
+  focus?: string;
+  /** Tries after a prompt-too-long on the summary request itself. */
+  overflowRetries?: number;
+  signal?: AbortSignal;
+}
+
+export interface SummarizeResult {
+  summary: string;
+  usage: ModelResponse["usage"];
+  /** Messages dropped from the front to make the request fit. */
+  droppedForOverflow: number;
+  request: ModelRequest;
+}
+
+export async function summarize(args: SummarizeArgs): Promise<SummarizeResult> {
+  const hasPrevious = previousSummaryOf(args.history) !== undefined;
+  const instruction = summaryInstruction({ focus: args.focus, hasPrevious, maxTokens: args.maxTokens });
+  let history = args.history.slice();
+  const tries = args.overflowRetries ?? 3;
+  for (let attempt = 0; ; attempt++) {
+    const request = { ...summaryRequest({ model: args.model, system: args.system, tools: args.tools, history, instruction, maxTokens: args.maxTokens }), signal: args.signal };
+    try {
+      const reply = await args.client.stream(request);
+      return { summary: parseSummary(reply), usage: reply.usage, droppedForOverflow: args.history.length - history.length, request };
+    } catch (e) {
+      if (!(e instanceof ModelError) || e.kind !== "prompt_too_long" || attempt >= tries) throw e;
+      const total = args.counter.messages(history);
+      // Drop what the provider says is over, plus a margin; a fifth when it did not say.
+      const over = e.actualTokens && e.limitTokens ? e.actualTokens - e.limitTokens + args.maxTokens : 0;
+      const shrunk = dropOldestRounds(history, args.counter, Math.max(over * 1.2, total * 0.2));
+      if (shrunk.length >= history.length) throw e;
+      history = shrunk;
+    }
+  }
+}

@@ -1,0 +1,92 @@
+// One interface for every model provider. The engine and the agent speak lethe's
+// Anthropic-shape messages; each client converts at its edge.
+import type { Message } from "../messages/types.ts";
+import type { Usage } from "../tokens/meter.ts";
+
+export interface ToolDefinition {
+  name: string;
+  description: string;
+  /** JSON Schema of the input object. */
+  input_schema: Record<string, unknown>;
+}
+
+export interface ModelRequest {
+  model: string;
+  system?: string;
+  messages: readonly Message[];
+  tools?: readonly ToolDefinition[];
+  maxTokens: number;
+  /** "none" forbids tool use (summary requests); providers without it get no tools instead. */
+  toolChoice?: "auto" | "none";
+  temperature?: number;
+  signal?: AbortSignal;
+}
+
+export type StopReason = "end_turn" | "tool_use" | "max_tokens" | "stop_sequence" | "refusal" | "other";
+
+export interface ModelResponse {
+  /** The assistant message, complete (text, thinking, tool_use blocks). */
+  message: Message;
+  usage: Usage;
+  stopReason: StopReason;
+  model: string;
+}
+
+/** Streaming progress, for spinners and live text. */
+export type StreamEvent =
+  | { type: "text"; text: string }
+  | { type: "thinking"; text: string }
+  | { type: "tool_use"; id: string; name: string };
+
+export type ModelErrorKind =
+  | "prompt_too_long"
+  | "rate_limited"
+  | "overloaded"
+  | "server"
+  | "network"
+  | "auth"
+  | "invalid_request"
+  | "aborted";
+
+/** Errors from any provider, normalised. */
+export class ModelError extends Error {
+  readonly kind: ModelErrorKind;
+  readonly status?: number;
+  /** prompt_too_long: tokens the provider counted, and its limit, when it said them. */
+  readonly actualTokens?: number;
+  readonly limitTokens?: number;
+  /** rate_limited / overloaded: how long the provider asked us to wait. */
+  readonly retryAfterMs?: number;
+
+  constructor(
+    kind: ModelErrorKind,
+    message: string,
+    extra: { status?: number; actualTokens?: number; limitTokens?: number; retryAfterMs?: number; cause?: unknown } = {},
+  ) {
+    super(message, extra.cause !== undefined ? { cause: extra.cause } : undefined);
+    this.name = "ModelError";
+    this.kind = kind;
+    this.status = extra.status;
+    this.actualTokens = extra.actualTokens;
+    this.limitTokens = extra.limitTokens;
+    this.retryAfterMs = extra.retryAfterMs;
+  }
+
+  /** Worth retrying the same request after a pause. */
+  get retryable(): boolean {
+    return this.kind === "rate_limited" || this.kind === "overloaded" || this.kind === "server" || this.kind === "network";
+  }
+}
+
+export interface ModelClient {
+  readonly provider: "anthropic" | "openai";
+  /** One streamed call; resolves with the whole reply, rejects with a ModelError. */
+  stream(request: ModelRequest, onEvent?: (e: StreamEvent) => void): Promise<ModelResponse>;
+  /** Exact input tokens where the provider can count them (Anthropic count_tokens). */
+  countTokens?(request: Omit<ModelRequest, "maxTokens">): Promise<number>;
+}
+
+export interface ModelInfo {
+  contextWindow: number;
+  maxOutputTokens: number;
+}
