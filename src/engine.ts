@@ -1,12 +1,18 @@
 // The library's front door: one object an agent loop calls before each model request
-// (prepare) and after each response (observe). Side effects (disk, clock) are wired here,
-// at the edge; the layers themselves stay pure.
-import { join } from "node:path";
+// (beforeRequest, or the synchronous prepare for the cheap layers only), after each
+// response (observe), when the provider refuses a prompt as too long (recover), and for
+// /compact (compact). Side effects (disk, clock, model) are wired here, at the edge.
+import { readFileSync } from "node:fs";
+import { isAbsolute, join, resolve } from "node:path";
 import type { Message } from "./messages/types.ts";
 import { type Fix, type Violation, repair, validate } from "./messages/invariants.ts";
 import { type CompactionConfig, type DeepPartial, autoCompactThreshold, resolveConfig } from "./compaction/config.ts";
 import { type PrepareResult, prepare } from "./compaction/pipeline.ts";
-import type { LayerContext, LayerEvent, ModelWindow, ToolResultStore } from "./compaction/types.ts";
+import type { CompactionEvent, LayerContext, ModelWindow, SummarizeEvent, ToolResultStore } from "./compaction/types.ts";
+import { type CompactHooks, type Compactor, type RequestShape, type Summarizer, createCompactor } from "./compaction/compactor.ts";
+import { shrinkFresh } from "./compaction/reactive.ts";
+import type { ModelError } from "./model/types.ts";
+import type { TranscriptWriter } from "./session/transcript.ts";
 import { createFileStore, createMemoryStore } from "./session/tool-results.ts";
 import { type TokenCounter, createTokenCounter } from "./tokens/count.ts";
 import { type ContextMeter, type Usage, createContextMeter } from "./tokens/meter.ts";
@@ -18,13 +24,24 @@ export interface EngineOptions extends ModelWindow {
   store?: ToolResultStore;
   config?: DeepPartial<CompactionConfig>;
   model?: string;
+  /** The model that writes summaries. Without it, summaries are digests (no model call). */
+  summarizer?: Summarizer;
+  /** "digest" never calls a model for summaries. */
+  summarizerMode?: "model" | "digest";
+  hooks?: CompactHooks;
+  /** Compactions are recorded here (boundary lines; a summary's rebuilt history, for resume). */
+  transcript?: TranscriptWriter;
+  /** Where relative file paths are resolved when restoring recently read files. */
+  workspace?: string;
+  /** Reads a file for restoring after a summary; defaults to the disk under `workspace`. */
+  readFile?: (path: string) => string | undefined;
   /** Clock (ms); injectable for tests. */
   now?: () => number;
   /** Called with every event as it happens (the CLI renders them; the engine never prints). */
-  onEvent?: (event: LayerEvent) => void;
+  onEvent?: (event: CompactionEvent) => void;
 }
 
-export interface PrepareCall {
+export interface PrepareCall extends RequestShape {
   /** Tokens of the system prompt and tool definitions sent with every request. */
   fixedTokens?: number;
 }
@@ -36,10 +53,25 @@ export interface EnginePrepareResult extends PrepareResult {
   fixes: Fix[];
 }
 
+export interface RequestReady {
+  /** The history to send. */
+  history: Message[];
+  events: CompactionEvent[];
+  tokens: number;
+  threshold: number;
+}
+
 /** Thrown when a prepared history still breaks an invariant (a bug, never sent). */
 export class InvariantError extends Error {
   constructor(readonly violations: Violation[]) {
     super(`lethe: prepared history breaks ${violations.length} invariant(s); first: message ${violations[0]?.index}: ${violations[0]?.message}`);
+  }
+}
+
+/** Thrown instead of sending a request the engine already knows is over the window. */
+export class OverWindowError extends Error {
+  constructor(readonly tokens: number, readonly limit: number) {
+    super(`lethe: the request is still ${tokens.toLocaleString("en-US")} tokens after compaction, over the ${limit.toLocaleString("en-US")} the window allows; not sending it`);
   }
 }
 
@@ -48,7 +80,15 @@ export interface Engine {
   readonly threshold: number;
   readonly counter: TokenCounter;
   readonly meter: ContextMeter;
+  readonly compactor: Compactor;
+  /** The cheap layers only (synchronous): repair, budget, snip, micro, measure. */
   prepare(history: readonly Message[], call?: PrepareCall): EnginePrepareResult;
+  /** Everything before a request: the cheap layers, then a summary when over the threshold. */
+  beforeRequest(history: readonly Message[], call?: PrepareCall): Promise<RequestReady>;
+  /** Manual compaction (/compact [focus], the compact tool), or a subagent's. */
+  compact(history: readonly Message[], call?: PrepareCall & { focus?: string; kind?: "manual" | "subagent" }): Promise<RequestReady>;
+  /** The provider refused the prompt as too long: shrink harder; the caller retries once. */
+  recover(history: readonly Message[], error: ModelError, call?: PrepareCall): Promise<RequestReady>;
   /** Report the provider's usage for the request just sent and the reply received. */
   observe(sent: readonly Message[], reply: Message, usage: Usage, call?: PrepareCall): void;
 }
@@ -60,33 +100,134 @@ export function createEngine(opts: EngineOptions): Engine {
   const counter = createTokenCounter();
   const meter = createContextMeter({ counter, model: opts.model });
   const now = opts.now ?? Date.now;
+  const threshold = autoCompactThreshold(window, config);
+  const archivePath = opts.sessionDir ? join(opts.sessionDir, "transcript.jsonl") : undefined;
+  const workspace = opts.workspace ?? process.cwd();
+  const readFile =
+    opts.readFile ??
+    ((p: string) => {
+      try {
+        return readFileSync(isAbsolute(p) ? p : resolve(workspace, p), "utf8");
+      } catch {
+        return undefined;
+      }
+    });
+  const emitted: CompactionEvent[] = [];
+  const emit = (e: CompactionEvent) => {
+    emitted.push(e);
+    opts.onEvent?.(e);
+  };
+  const compactor = createCompactor({
+    window,
+    config,
+    counter,
+    summarizer: opts.summarizer,
+    mode: opts.summarizerMode,
+    hooks: opts.hooks,
+    archivePath,
+    readFile,
+    emit,
+  });
   let lastResponseAt: number | undefined;
+
+  const layerContext = (call: PrepareCall): LayerContext => ({
+    window,
+    config,
+    tokens: counter,
+    store,
+    now: now(),
+    lastResponseAt,
+    archivePath,
+    fixedTokens: call.fixedTokens ?? 0,
+  });
+
+  function checked(history: Message[]): Message[] {
+    const violations = validate(history);
+    if (violations.length > 0) throw new InvariantError(violations);
+    return history;
+  }
+
+  function record(e: CompactionEvent, history?: Message[], summary?: string) {
+    if (!opts.transcript) return;
+    if ("tokensBefore" in e) {
+      opts.transcript.appendBoundary({ kind: e.kind, tokens_before: e.tokensBefore, tokens_after: e.tokensAfter, history, summary, details: { ...e } });
+    } else if (e.kind === "budget" || e.kind === "snip" || e.kind === "micro") {
+      opts.transcript.appendBoundary({ kind: e.kind, tokens_before: -1, tokens_after: -1, details: { ...e } });
+    }
+  }
+
+  function prepareSync(history: readonly Message[], call: PrepareCall = {}): EnginePrepareResult {
+    // Every request passes through repair first and validate last.
+    const repaired = repair(history);
+    const result = prepare(repaired.history, layerContext(call));
+    checked(result.history);
+    for (const e of result.events) {
+      record(e);
+      emit(e);
+    }
+    const measuredTokens = meter.measure(result.history, call.fixedTokens ?? 0);
+    return { ...result, measuredTokens, fixes: repaired.fixes, overThreshold: measuredTokens > result.threshold };
+  }
+
+  async function summarise(history: Message[], kind: SummarizeEvent["kind"], call: PrepareCall, focus?: string): Promise<RequestReady> {
+    const start = emitted.length;
+    const r = await compactor.compact(history, kind, call, focus);
+    const out = checked(repair(r.history).history);
+    record(r.event, out, r.summary);
+    const tokens = (call.fixedTokens ?? 0) + counter.messages(out);
+    return { history: out, events: emitted.slice(start), tokens, threshold };
+  }
+
+  function ensureFits(ready: RequestReady): RequestReady {
+    const limit = window.contextWindow - Math.min(window.maxOutputTokens, config.threshold.maxOutputReserve);
+    if (ready.tokens > limit) throw new OverWindowError(ready.tokens, limit);
+    return ready;
+  }
 
   return {
     config,
-    threshold: autoCompactThreshold(window, config),
+    threshold,
     counter,
     meter,
-    prepare(history, call = {}) {
-      const ctx: LayerContext = {
-        window,
-        config,
-        tokens: counter,
-        store,
-        now: now(),
-        lastResponseAt,
-        archivePath: opts.sessionDir ? join(opts.sessionDir, "transcript.jsonl") : undefined,
-        fixedTokens: call.fixedTokens ?? 0,
-      };
-      // Every request passes through repair first and validate last.
-      const repaired = repair(history);
-      const result = prepare(repaired.history, ctx);
-      const violations = validate(result.history);
-      if (violations.length > 0) throw new InvariantError(violations);
-      if (opts.onEvent) for (const e of result.events) opts.onEvent(e);
-      const measuredTokens = meter.measure(result.history, call.fixedTokens ?? 0);
-      return { ...result, measuredTokens, fixes: repaired.fixes, overThreshold: measuredTokens > result.threshold };
+    compactor,
+    prepare: prepareSync,
+
+    async beforeRequest(history, call = {}) {
+      const start = emitted.length;
+      const p = prepareSync(history, call);
+      compactor.observeTurn(p.history, p.measuredTokens, threshold, call);
+      if (!p.overThreshold) return { history: p.history, events: emitted.slice(start), tokens: p.measuredTokens, threshold };
+      if (config.summary.auto !== "on") {
+        emit({ kind: "compact_suggested", tokens: p.measuredTokens, threshold });
+        return ensureFits({ history: p.history, events: emitted.slice(start), tokens: p.measuredTokens, threshold });
+      }
+      const r = await summarise(p.history, "summarize", call);
+      return ensureFits({ ...r, events: emitted.slice(start) });
     },
+
+    async compact(history, call = {}) {
+      const p = prepareSync(history, call);
+      return summarise(p.history, call.kind ?? "manual", call, call.focus);
+    },
+
+    async recover(history, error, call = {}) {
+      const start = emitted.length;
+      const ctx = layerContext(call);
+      const over = error.actualTokens && error.limitTokens ? error.actualTokens - error.limitTokens : 0;
+      const shrunk = shrinkFresh(repair(history).history, ctx, over);
+      if (shrunk.event) {
+        record(shrunk.event);
+        emit(shrunk.event);
+      }
+      // If shrinking alone freed clearly more than the overage, retry without a summary.
+      if (shrunk.event && over > 0 && shrunk.freedTokens > over * 1.2 + window.maxOutputTokens * 0.1) {
+        const out = checked(shrunk.history);
+        return { history: out, events: emitted.slice(start), tokens: (call.fixedTokens ?? 0) + counter.messages(out), threshold };
+      }
+      const r = await summarise(shrunk.history, "reactive", call);
+      return { ...r, events: emitted.slice(start) };
+    },
+
     observe(sent, reply, usage, call = {}) {
       lastResponseAt = now();
       meter.observe(sent, reply, usage, call.fixedTokens ?? 0);
