@@ -16,3 +16,13 @@ export { createEngine, InvariantError, type Engine, type EngineOptions, type Eng
 export { validate, repair, isValid, type Violation, type ViolationKind, type Fix, type FixKind } from "./messages/invariants.ts";
 export { toOpenAI, fromOpenAI } from "./messages/openai.ts";
 export type * from "./messages/openai-types.ts";
+export { createCompactor, ThrashError, CompactionBlockedError, type Compactor, type CompactHooks, type Summarizer } from "./compaction/compactor.ts";
+export { digest } from "./compaction/digest.ts";
+export { rebuild } from "./compaction/rebuild.ts";
+export { summarize, summaryInstruction } from "./compaction/summarize.ts";
+export { ledgerOf, type FileLedger } from "./compaction/ledger.ts";
+export { OverWindowError } from "./engine.ts";
+export * from "./model/types.ts";
+export { openTranscript, loadTranscript, resumeContext, type TranscriptWriter, type TranscriptEntry, type BoundaryEntry } from "./session/transcript.ts";
+export { recall, type RecallOptions, type RecallResult } from "./session/recall.ts";
+export * from "./session/paths.ts";
