@@ -1,0 +1,164 @@
+// Fits the estimator's weights (src/tokens/estimate.ts) against exact o200k on the benchmark
+// material. Not part of CI: run by hand after changing the estimator's structure, then paste
+// the printed table into estimate.ts.  Usage: tsx bench/calibrate-estimator.ts [--corpus FILE]
+//
+// The estimate is linear in its weights (random runs charged by replacement), so feature k of a
+// document is its estimate under the unit vector e_k, and fitting is a weighted least squares:
+// every category weighs the same, documents count by relative error, category sums are added
+// as extra rows, and a ridge pulls weights that the material barely exercises towards the
+// hand-set prior. Documents are split by hash: the fit uses one half, the report shows both.
+import { resolve, dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { loadAll } from "./tokens-material.ts";
+import { countTokens } from "../src/tokens/exact.ts";
+import { W, estimateWith, currentWeights } from "../src/tokens/estimate.ts";
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const argv = process.argv.slice(2);
+const corpusAt = argv.indexOf("--corpus");
+const corpus = corpusAt >= 0 ? resolve(argv[corpusAt + 1]!) : resolve(root, "../shared/corpus/real_sessions.jsonl");
+const cats = loadAll({ corpus, seeds: resolve(root, "../shared/seeds"), nodeModules: resolve(root, "node_modules") });
+
+const K = W.SIZE;
+interface Doc { cat: number; y: number; f: Float64Array; train: boolean; irls: number }
+const docs: Doc[] = [];
+cats.forEach((c, ci) =>
+  c.docs.forEach((text, i) => {
+    const f = new Float64Array(K);
+    const e = new Float64Array(K);
+    for (let k = 0; k < K; k++) {
+      e.fill(0);
+      e[k] = 1;
+      f[k] = estimateWith(text, e, true);
+    }
+    // Alternate documents within a category: train on even, test on odd.
+    docs.push({ cat: ci, y: countTokens(text), f, train: i % 2 === 0, irls: 1 });
+  }),
+);
+
+const prior = currentWeights();
+const used = new Float64Array(K); // how much each feature occurs in the training half
+for (const d of docs) if (d.train) for (let k = 0; k < K; k++) used[k]! += Math.abs(d.f[k]!);
+
+/** Solve (A + ridge) x = b by Gaussian elimination with partial pivoting. */
+function solve(A: Float64Array[], b: Float64Array): Float64Array {
+  const n = b.length;
+  const M = A.map((row, i) => [...row, b[i]!]);
+  for (let c = 0; c < n; c++) {
+    let p = c;
+    for (let r = c + 1; r < n; r++) if (Math.abs(M[r]![c]!) > Math.abs(M[p]![c]!)) p = r;
+    [M[c], M[p]] = [M[p]!, M[c]!];
+    for (let r = 0; r < n; r++) {
+      if (r === c || M[c]![c] === 0) continue;
+      const f = M[r]![c]! / M[c]![c]!;
+      for (let j = c; j <= n; j++) M[r]![j]! -= f * M[c]![j]!;
+    }
+  }
+  return Float64Array.from({ length: n }, (_, i) => M[i]![n]! / M[i]![i]!);
+}
+
+/** Weighted ridge least squares with some weights pinned (to their value in `pin`). */
+function fit(pin: Map<number, number>): Float64Array {
+  const A = Array.from({ length: K }, () => new Float64Array(K));
+  const b = new Float64Array(K);
+  const add = (f: Float64Array, y: number, wt: number): void => {
+    let yy = y;
+    for (const [k, v] of pin) yy -= f[k]! * v;
+    for (let i = 0; i < K; i++) {
+      if (pin.has(i) || f[i] === 0) continue;
+      b[i]! += wt * f[i]! * yy;
+      for (let j = 0; j < K; j++) if (!pin.has(j)) A[i]![j]! += wt * f[i]! * f[j]!;
+    }
+  };
+  for (let ci = 0; ci < cats.length; ci++) {
+    const mine = docs.filter((d) => d.train && d.cat === ci);
+    const sum = new Float64Array(K);
+    let ys = 0;
+    for (const d of mine) {
+      add(d.f, d.y, d.irls / (mine.length * d.y * d.y));
+      for (let k = 0; k < K; k++) sum[k]! += d.f[k]!;
+      ys += d.y;
+    }
+    add(sum, ys, 0.1 / (ys * ys * 0.01)); // category totals, weighted as a 10% share at 1% error
+  }
+  const lambda = 1e-4;
+  for (let k = 0; k < K; k++) {
+    if (pin.has(k)) {
+      A[k]![k] = 1;
+      b[k] = pin.get(k)!;
+      continue;
+    }
+    A[k]![k]! += lambda;
+    b[k]! += lambda * prior[k]!;
+  }
+  return solve(A, b);
+}
+
+// Fit, then pin negative weights at 0 and refit until none is negative. Pin the weights that
+// keep the estimate monotone when they would break it (see estimate.ts).
+// The metric is the mean absolute error, so iteratively reweight each document by 1/|error|
+// (IRLS for a least-absolute-deviations fit).
+const pin = new Map<number, number>();
+let x = fit(pin);
+for (let round = 0; round < 30; round++) {
+  for (const d of docs) {
+    let e = 0;
+    for (let k = 0; k < K; k++) e += d.f[k]! * x[k]!;
+    d.irls = 1 / Math.max(0.005, Math.abs(e - d.y) / d.y) / 20;
+  }
+  let changed = false;
+  for (let k = 0; k < K; k++) if (x[k]! < 0 && !pin.has(k)) (pin.set(k, 0), (changed = true));
+  // Keep the estimate monotone: a word absorbing a leading punctuation char or space must not
+  // cost less than that char did alone; a newline piece must not cost less than trailing spaces.
+  const floor = (k: number, min: number): void => {
+    if (x[k]! < min - 1e-9 && !pin.has(k)) (pin.set(k, min), (changed = true));
+  };
+  for (const lead of [2, 3]) floor(W.WORD + 6 * lead, Math.max(x[W.PUNCT]!, x[W.APOS]!));
+  floor(W.WORD + 6, x[W.WS]!);
+  floor(W.WORD + 24, x[W.WS]!);
+  floor(W.NL, x[W.WS]!);
+  if (!changed && round >= 10) break;
+  x = fit(pin);
+}
+
+function report(w: Float64Array, label: string): void {
+  console.log(`\n${label}\n${"category".padEnd(10)} ${"half".padEnd(5)} ${"docs".padStart(5)} ${"mae%".padStart(6)} ${"sum%".padStart(6)} ${"worst%".padStart(7)}`);
+  for (let ci = 0; ci < cats.length; ci++) {
+    for (const half of [true, false]) {
+      const mine = docs.filter((d) => d.cat === ci && d.train === half);
+      let mae = 0, es = 0, ys = 0, worst = 0;
+      for (const d of mine) {
+        let e = 0;
+        for (let k = 0; k < K; k++) e += d.f[k]! * w[k]!;
+        e = Math.round(e);
+        const err = (100 * Math.abs(e - d.y)) / d.y;
+        mae += err;
+        worst = Math.max(worst, err);
+        es += e;
+        ys += d.y;
+      }
+      const line = `${cats[ci]!.name.padEnd(10)} ${(half ? "fit" : "test").padEnd(5)} ${String(mine.length).padStart(5)} ${(mae / Math.max(1, mine.length)).toFixed(2).padStart(6)} ${((100 * (es - ys)) / ys).toFixed(2).padStart(6)} ${worst.toFixed(1).padStart(7)}`;
+      console.log(line);
+    }
+  }
+}
+
+report(prior, "current weights (replace-mode features)");
+report(x, "fitted weights");
+const names = Object.entries(W).filter(([n]) => n !== "SIZE" && n !== "PUNCT" && n !== "WORD");
+console.log("\nfitted:");
+for (const [n, i] of names) console.log(`  ${n.padEnd(16)} ${x[i]!.toFixed(3).padStart(7)}   (prior ${prior[i]!.toFixed(2)}, use ${used[i]!.toFixed(0)})`);
+const row = (from: number, len: number): string => Array.from(x.subarray(from, from + len), (v) => v.toFixed(2)).join(", ");
+console.log(`  PUNCT       [${row(W.PUNCT, 4)}]`);
+for (const [lead, name] of ["none", "space", "cheap", "punct", "tab"].entries()) console.log(`  WORD ${name.padEnd(6)} [${row(W.WORD + lead * 6, 6)}]`);
+console.log("pinned:", [...pin.keys()].join(", ") || "none");
+// TEMP worst docs
+{
+  const want = process.env.CAT ?? "code_pkg";
+  const ci = cats.findIndex((c) => c.name === want);
+  const mine = docs.map((d, j) => ({ d, j })).filter(({ d }) => d.cat === ci);
+  const texts = cats[ci]!.docs;
+  const rows = mine.map(({ d }, i) => { let e = 0; for (let k = 0; k < K; k++) e += d.f[k]! * x[k]!; return { err: (e - d.y) / d.y, text: texts[i]!, y: d.y }; });
+  rows.sort((a, b) => Math.abs(b.err) - Math.abs(a.err));
+  for (const r of rows.slice(0, 8)) console.log((100 * r.err).toFixed(1), r.y, JSON.stringify(r.text.slice(0, 400)));
+}

@@ -1,0 +1,204 @@
+// npm run bench:replay → bench/results/replay.json
+//
+// Replays every session of a corpus through each policy (lethe, seed = the course's s08 rules,
+// claude-code = Claude Code's rules) at each window, and reports per window and policy: requests,
+// requests over the window, invariant violations, summary calls, prepare time (p50/p99), exact
+// input tokens and prompt-cache cost. See bench/replay/harness.ts for the protocol.
+//
+//   tsx bench/replay.ts [--corpus FILE] [--window N]… [--out FILE] [--policy NAME]… [--session ID]… [--repeat K] [--no-warmup]
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { cpus, platform, release } from "node:os";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { ReplayResult } from "./replay/harness.ts";
+import { CLOCK_STEP_MS, DEFAULT_REPEAT, machineJitter, runReplay } from "./replay/harness.ts";
+import { ALL_POLICIES, policyByName } from "./replay/policies/index.ts";
+import { MULT, SUMMARY_INSTRUCTION_TOKENS, SUMMARY_OUTPUT_TOKENS } from "./replay/pricing.ts";
+import { STANDIN_KEEP_SHARE } from "./replay/standin-summary.ts";
+import type { Policy, Session } from "./replay/types.ts";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const DEFAULT_CORPUS = resolve(ROOT, "../shared/corpus/real_sessions.jsonl");
+const DEFAULT_OUT = resolve(ROOT, "bench/results/replay.json");
+const DEFAULT_WINDOWS = [32_000, 64_000, 200_000];
+
+interface Args {
+  corpus: string;
+  windows: number[];
+  out: string;
+  policies: Policy[];
+  sessions: string[];
+  warmup: boolean;
+  repeat: number;
+}
+
+function usage(msg: string): never {
+  console.error(`bench:replay: ${msg}`);
+  console.error("usage: tsx bench/replay.ts [--corpus FILE] [--window N]… [--out FILE] [--policy NAME]… [--session ID]… [--repeat K] [--no-warmup]");
+  process.exit(2);
+}
+
+export function parseArgs(argv: string[]): Args {
+  const a: Args = { corpus: DEFAULT_CORPUS, windows: [], out: DEFAULT_OUT, policies: [], sessions: [], warmup: true, repeat: DEFAULT_REPEAT };
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i]!;
+    const eq = flag.indexOf("=");
+    const name = eq > 0 ? flag.slice(0, eq) : flag;
+    const value = (): string => {
+      const v = eq > 0 ? flag.slice(eq + 1) : argv[++i];
+      if (v === undefined) usage(`${name} needs a value`);
+      return v;
+    };
+    switch (name) {
+      case "--corpus":
+        a.corpus = resolve(value());
+        break;
+      case "--out":
+        a.out = resolve(value());
+        break;
+      case "--window": {
+        const v = value();
+        const n = Number(v.replace(/_/g, "").replace(/k$/i, "000"));
+        if (!Number.isInteger(n) || n <= 0) usage(`--window wants a positive integer (got ${v})`);
+        a.windows.push(n);
+        break;
+      }
+      case "--policy":
+        try {
+          a.policies.push(policyByName(value()));
+        } catch (e) {
+          usage((e as Error).message);
+        }
+        break;
+      case "--session":
+        a.sessions.push(value());
+        break;
+      case "--repeat": {
+        const v = value();
+        const n = Number(v);
+        if (!Number.isInteger(n) || n < 1) usage(`--repeat wants a positive integer (got ${v})`);
+        a.repeat = n;
+        break;
+      }
+      case "--no-warmup":
+        a.warmup = false;
+        break;
+      case "-h":
+      case "--help":
+        usage("help");
+      default:
+        usage(`unknown argument ${flag}`);
+    }
+  }
+  if (a.windows.length === 0) a.windows = DEFAULT_WINDOWS;
+  if (a.policies.length === 0) a.policies = [...ALL_POLICIES];
+  return a;
+}
+
+export function loadCorpus(path: string): Session[] {
+  const out: Session[] = [];
+  const lines = readFileSync(path, "utf8").split("\n");
+  lines.forEach((line, i) => {
+    if (line.trim() === "") return;
+    const o = JSON.parse(line) as { id?: unknown; system?: unknown; messages?: unknown };
+    if (typeof o.id !== "string" || !Array.isArray(o.messages)) throw new Error(`${path}:${i + 1}: expected {id, system, messages}`);
+    out.push({ id: o.id, system: typeof o.system === "string" ? o.system : JSON.stringify(o.system ?? ""), messages: o.messages as Session["messages"] });
+  });
+  return out;
+}
+
+export function writeJsonAtomic(path: string, data: unknown): void {
+  mkdirSync(dirname(path), { recursive: true });
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(data, null, 2)}\n`);
+  renameSync(tmp, path);
+}
+
+export function notes(args: { corpus: string; policies: readonly Policy[]; result: ReplayResult; jitter: ReturnType<typeof machineJitter> }): Record<string, unknown> {
+  const { result } = args;
+  return {
+    corpus: `${args.corpus} (${result.corpus.sessions} sessions, ${result.corpus.messages} messages, ${result.corpus.requests} requests, ${result.corpus.exact_tokens} exact o200k tokens)`,
+    requests:
+      "each recorded assistant message is one request whose history is everything before it; the two sessions that end with an unanswered tool_use end with that request",
+    replay:
+      "per window, per policy, per session the policy keeps its own live context: new user message(s) appended, the policy prepares, the prepared (or rebuilt) history is sent and becomes the live context, the recorded reply is appended, and the policy is told the reported usage (exact input tokens of the request + exact tokens of the reply as output)",
+    max_output_tokens: "min(32000, window / 4): 8k at 32k, 16k at 64k, 32k at 200k",
+    prepare_ms:
+      `performance.now() around the policy's per-request work only (its layers, its token counting, its threshold check; lethe: engine.prepare including its repair/validate and its fsynced file writes). Exact counting, invariant checks, the stand-in summary and pricing are not timed. Each window/policy pass is replayed ${result.repeat} times with identical inputs, paths and results (detail[].repetitions_identical); a request's prepare_ms is its minimum over the repetitions, which removes pauses that do not belong to the request (descheduled vCPU, see machine_jitter; GC pauses triggered by earlier allocations). p50/p99: nearest rank over all requests of all sessions at that window. Single-pass p50/p99 (first repetition alone) are in detail[]`,
+    machine_jitter: { ...args.jitter, how: "a thread spinning on performance.now() for 1 s before the replay: gaps > 0.2 ms between two reads are time the machine took away from it" },
+    warmup: `before each window/policy pass, one untimed replay of the longest session (${result.warmup.session ?? "none"}) so JIT warm-up does not pollute p99`,
+    tokens:
+      "exact o200k (countTokens, src/tokens/exact.ts) of system prompt + messages, with src/tokens/count.ts framing (4 per message, 3 per block); memoised per block object (WeakMap), the corpus counted once up front",
+    over_window: "requests whose exact input tokens > window",
+    invariant_violations: "validate() of src/messages/invariants.ts on every request actually sent (after the stand-in, if any), summed over requests",
+    summary_calls: "requests where the policy's own check said it was over its threshold; each one is counted, priced, and followed by the shared stand-in rebuild",
+    standin_summary: `STAND-IN, not a summary: the replay does not drive lethe's summary layer yet (engine.beforeRequest; a later issue wires it in and measures retention). The same rebuild for every policy (bench/replay/standin-summary.ts): one user message "[stand-in for a summary of N earlier messages]" + the newest whole rounds (from an assistant message) within ${STANDIN_KEEP_SHARE * 100}% of the policy's threshold (exact tokens); if the newest round alone is too big, its results become short stubs; if still too big, only the latest user message's text remains. The stand-in carries no summary text, so policies that summarise often look cheaper here than they would with real summaries`,
+    cost_usd: `prompt-cache pricing at $3 per million input tokens: input ${MULT.input}×, cache write ${MULT.cacheWrite}×, cache read ${MULT.cacheRead}×, output ${MULT.output}×. One cache breakpoint on the last message of each request: cache read = exact tokens of the longest common prefix (system prompt + whole messages, compared by identity, else JSON equality) with the previous request of the same session; cache write = the rest of the request; output = exact tokens of the recorded reply. No cache expiry is modelled`,
+    summary_pricing: `each summary call is priced as a model call: the history that triggered it + a ~${SUMMARY_INSTRUCTION_TOKENS}-token instruction, reusing the cached prefix (cache read for the prefix shared with the previous request, cache write for the rest of it and the instruction), ~${SUMMARY_OUTPUT_TOKENS} output tokens at ${MULT.output}×. Included in cost_usd (split in detail[].cost_summaries_usd); its input tokens are NOT in input_tokens_total (see detail[].summary_input_tokens)`,
+    retention: "null for now: retention is measured on contexts rebuilt by a real summary, which a later issue wires into the replay (the stand-in retains nothing by design)",
+    clock: `simulated, ${CLOCK_STEP_MS / 1000} s per request (the corpus has no timestamps), so idle-based clearing never fires`,
+    files: `policies that persist tool results write real files under os.tmpdir() (lethe: its file store, written atomically and fsynced; seed and claude-code: plain writes), removed at the end. Paths appear in markers, so they count as tokens; ${result.deterministic_paths ? "the work directory had its fixed name (tokens repeat run to run)" : "another run held the fixed work directory, so a random one was used (token totals may differ slightly from other runs)"}`,
+    policies: Object.fromEntries(args.policies.map((p) => [p.name, p.describe])),
+    detail: "detail[] and sessions[] hold extra per-window figures (cache split, peak input, slowest requests with the layers that acted, per-session metrics)",
+    machine: `node ${process.version}, ${platform()} ${release()}, ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}`,
+  };
+}
+
+function detail(result: ReplayResult, window: number, policy: string) {
+  return result.detail.find((d) => d.window === window)?.policies[policy];
+}
+
+function table(result: ReplayResult): string {
+  const head = ["window", "policy", "requests", "over_win", "violations", "summaries", "p50 ms", "p99 ms", "p99 1-pass", "input tokens", "cost $"];
+  const rows: string[][] = [];
+  for (const run of result.runs) {
+    for (const [name, m] of Object.entries(run.policies)) {
+      rows.push([
+        String(run.window),
+        name,
+        String(m.requests),
+        String(m.over_window),
+        String(m.invariant_violations),
+        String(m.summary_calls),
+        m.prepare_ms_p50.toFixed(3),
+        m.prepare_ms_p99.toFixed(3),
+        (detail(result, run.window, name)?.prepare_ms_p99_single_pass ?? 0).toFixed(3),
+        m.input_tokens_total.toLocaleString("en-US"),
+        m.cost_usd.toFixed(2),
+      ]);
+    }
+  }
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (r: string[]) => r.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ");
+  return [line(head), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n");
+}
+
+function main(): void {
+  const args = parseArgs(process.argv.slice(2));
+  let sessions = loadCorpus(args.corpus);
+  if (args.sessions.length > 0) {
+    sessions = sessions.filter((s) => args.sessions.includes(s.id));
+    if (sessions.length === 0) usage(`no session matches ${args.sessions.join(", ")}`);
+  }
+  const t0 = Date.now();
+  const jitter = machineJitter(1000);
+  console.error(`machine jitter: ${jitter.gaps_per_s} pauses/s, ${jitter.lost_pct}% of wall time lost (median pause ${jitter.median_gap_ms} ms)`);
+  const result = runReplay(sessions, {
+    windows: args.windows,
+    policies: args.policies,
+    warmup: args.warmup,
+    repeat: args.repeat,
+    log: (l) => console.error(l),
+  });
+  const json = {
+    runs: result.runs,
+    notes: notes({ corpus: args.corpus, policies: args.policies, result, jitter }),
+    detail: result.detail,
+    sessions: result.sessions,
+  };
+  writeJsonAtomic(args.out, json);
+  console.log(table(result));
+  console.log(`\nwrote ${args.out} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();
