@@ -22,7 +22,7 @@ export { rebuild } from "./compaction/rebuild.ts";
 export { summarize, summaryInstruction } from "./compaction/summarize.ts";
 export { ledgerOf, type FileLedger } from "./compaction/ledger.ts";
 export { OverWindowError } from "./engine.ts";
-export * from "./model/types.ts";
 export { openTranscript, loadTranscript, resumeContext, type TranscriptWriter, type TranscriptEntry, type BoundaryEntry } from "./session/transcript.ts";
 export { recall, type RecallOptions, type RecallResult } from "./session/recall.ts";
 export * from "./session/paths.ts";
+export * from "./model/index.ts";

@@ -1,7 +1,7 @@
 // Layer 1, budget: a huge tool result (or a huge batch of them in one message) goes
 // to disk; the context keeps a marker with the path and a preview. It runs first, so
 // the exact original is saved before any later layer could replace it.
-import { resultChars, resultPlainText, resultText, toolUseIndex } from "../messages/blocks.ts";
+import { resultChars, resultPlainText, resultText, toolUseFor } from "../messages/blocks.ts";
 import type { ContentBlock, Message, ToolResultBlock } from "../messages/types.ts";
 import { resultLimitChars, resultLimitTokens } from "./config.ts";
 import { isClearedPlaceholder, isPersistedMarker, persistedMarker } from "./markers.ts";
@@ -42,7 +42,7 @@ function persist(
 export function budget(history: readonly Message[], ctx: LayerContext): LayerResult<BudgetEvent> {
   const { budget: cfg } = ctx.config;
   const maxTokens = resultLimitTokens(ctx.window, cfg);
-  const uses = toolUseIndex(history);
+  const minLimit = Math.min(cfg.perResultChars, ...Object.values(cfg.perToolChars));
   const persisted: PersistedResult[] = [];
   let out: Message[] | null = null;
 
@@ -50,43 +50,43 @@ export function budget(history: readonly Message[], ctx: LayerContext): LayerRes
     const m = history[i]!;
     if (m.role !== "user" || typeof m.content === "string") continue;
     let blocks: ContentBlock[] | null = null;
-    const replace = (j: number, b: ContentBlock) => {
-      blocks ??= m.content.slice() as ContentBlock[];
-      blocks[j] = b;
-    };
+    let total = 0;
 
     // Per result: over its tool's character limit, or over its share of the window.
     for (let j = 0; j < m.content.length; j++) {
       const b = m.content[j]!;
-      if (b.type !== "tool_result" || alreadyCompact(b)) continue;
-      const name = uses.get(b.tool_use_id)?.name ?? "unknown";
-      const tooLong = resultChars(b.content) > resultLimitChars(name, ctx.window, cfg);
-      if (!tooLong && ctx.tokens.block(b) <= maxTokens) continue;
+      if (b.type !== "tool_result") continue;
+      const chars = resultChars(b.content);
+      total += chars;
+      // Cheap checks first: most results are far under every limit, and a result
+      // cannot hold more tokens than characters.
+      if (chars <= minLimit && (chars + 8 <= maxTokens || ctx.tokens.block(b) <= maxTokens)) continue;
+      if (alreadyCompact(b)) continue;
+      const name = toolUseFor(history, i, b.tool_use_id)?.name ?? "unknown";
+      if (chars <= resultLimitChars(name, ctx.window, cfg) && ctx.tokens.block(b) <= maxTokens) continue;
       const done = persist(b, name, ctx);
-      if (done) {
-        replace(j, done.block);
-        persisted.push(done.record);
-      }
+      if (!done) continue;
+      blocks ??= m.content.slice();
+      blocks[j] = done.block;
+      persisted.push(done.record);
+      total -= chars - resultChars(done.block.content);
     }
 
     // Per message: a batch of parallel results over the batch limit, largest first.
-    const current: ContentBlock[] = blocks ?? (m.content as ContentBlock[]);
-    let total = 0;
-    const candidates: { j: number; chars: number }[] = [];
-    current.forEach((b, j) => {
-      if (b.type !== "tool_result") return;
-      const chars = resultChars(b.content);
-      total += chars;
-      if (!alreadyCompact(b)) candidates.push({ j, chars });
-    });
     if (total > cfg.perMessageChars) {
+      const current: ContentBlock[] = blocks ?? m.content;
+      const candidates: { j: number; chars: number }[] = [];
+      current.forEach((b, j) => {
+        if (b.type === "tool_result" && !alreadyCompact(b)) candidates.push({ j, chars: resultChars(b.content) });
+      });
       candidates.sort((a, b) => b.chars - a.chars || a.j - b.j);
       for (const { j, chars } of candidates) {
         if (total <= cfg.perMessageChars) break;
         const b = current[j] as ToolResultBlock;
-        const done = persist(b, uses.get(b.tool_use_id)?.name ?? "unknown", ctx);
+        const done = persist(b, toolUseFor(history, i, b.tool_use_id)?.name ?? "unknown", ctx);
         if (!done) continue;
-        replace(j, done.block);
+        blocks ??= m.content.slice();
+        blocks[j] = done.block;
         persisted.push(done.record);
         total -= chars - resultChars(done.block.content);
       }

@@ -7,8 +7,8 @@
 //   prompt prefix (a cache miss), so we clear in batches rather than one result a turn.
 // - idle: after a gap longer than the prompt-cache lifetime the cache is cold anyway,
 //   so everything older than the newest N goes, whatever the savings.
-import { resultText, toolUseIndex } from "../messages/blocks.ts";
-import type { ContentBlock, Message, ToolResultBlock } from "../messages/types.ts";
+import { resultText, toolUseFor } from "../messages/blocks.ts";
+import type { ContentBlock, Message, ToolResultBlock, ToolUseBlock } from "../messages/types.ts";
 import { microMinSavings } from "./config.ts";
 import { clearedPlaceholder, describeCall, isClearedPlaceholder, isPersistedMarker, persistedPath } from "./markers.ts";
 import type { ClearedResult, LayerContext, LayerResult, MicroEvent } from "./types.ts";
@@ -31,6 +31,9 @@ export function seenBoundary(history: readonly Message[]): number {
   return -1;
 }
 
+/** A placeholder costs about this much; the gate uses it to avoid building every placeholder each turn. */
+const PLACEHOLDER_TOKENS = 80;
+
 export function micro(history: readonly Message[], ctx: LayerContext): LayerResult<MicroEvent> {
   const cfg = ctx.config.micro;
   const none = { history: history as Message[], freedTokens: 0, event: null };
@@ -38,59 +41,56 @@ export function micro(history: readonly Message[], ctx: LayerContext): LayerResu
 
   const idle = cfg.idleClearMs > 0 && ctx.lastResponseAt !== undefined && ctx.now - ctx.lastResponseAt > cfg.idleClearMs;
   const compactable = new Set(cfg.compactableTools.map((t) => t.toLowerCase()));
-  const uses = toolUseIndex(history);
   const seenUpTo = seenBoundary(history);
 
   // Seen, compactable results, oldest first.
-  const seen: { msg: number; block: number; b: ToolResultBlock; name: string }[] = [];
+  const seen: { msg: number; block: number; b: ToolResultBlock; use: ToolUseBlock }[] = [];
   for (let i = 0; i < seenUpTo; i++) {
     const m = history[i]!;
     if (m.role !== "user" || typeof m.content === "string") continue;
-    m.content.forEach((b, j) => {
-      if (b.type !== "tool_result") return;
-      const use = uses.get(b.tool_use_id);
-      const name = use?.name ?? "";
-      if (compactable.has(name.toLowerCase())) seen.push({ msg: i, block: j, b, name });
-    });
+    for (let j = 0; j < m.content.length; j++) {
+      const b = m.content[j]!;
+      if (b.type !== "tool_result") continue;
+      const use = toolUseFor(history, i, b.tool_use_id);
+      if (use && compactable.has(use.name.toLowerCase())) seen.push({ msg: i, block: j, b, use });
+    }
   }
 
-  const old = seen.slice(0, Math.max(0, seen.length - cfg.keepRecent));
+  // Candidates and an estimate of what clearing them saves.
   const candidates: Candidate[] = [];
-  let savings = 0;
-  for (const { msg, block, b, name } of old) {
+  let estimate = 0;
+  for (const { msg, block, b, use } of seen.slice(0, Math.max(0, seen.length - cfg.keepRecent))) {
     const c = b.content;
     if (typeof c === "string" && isClearedPlaceholder(c)) continue;
     const tokens = ctx.tokens.block(b);
     if (!idle && tokens < cfg.minResultTokens) continue;
     const savedPath = typeof c === "string" && isPersistedMarker(c) ? persistedPath(c) : undefined;
-    const call = describeCall(uses.get(b.tool_use_id));
-    // The path is only known once saved; a stand-in of typical length prices the placeholder.
-    const after = ctx.tokens.text(clearedPlaceholder({ toolUseId: b.tool_use_id, call, tokens, savedPath: savedPath ?? PATH_STANDIN }));
-    if (after >= tokens) continue;
-    savings += tokens - after;
-    candidates.push({ msg, block, original: b, call, tokens, savedPath, name });
+    estimate += Math.max(0, tokens - PLACEHOLDER_TOKENS);
+    candidates.push({ msg, block, original: b, call: describeCall(use), tokens, savedPath, name: use.name });
   }
-
   if (candidates.length === 0) return none;
-  if (!idle && savings < microMinSavings(ctx.window, cfg)) return none;
+  if (!idle && estimate < microMinSavings(ctx.window, cfg)) return none;
 
   // Save each original before replacing it, so the exact text stays recallable by id.
   const out = history.slice();
   const cleared: ClearedResult[] = [];
   let freed = 0;
   for (const c of candidates) {
-    const savedPath = c.savedPath ?? ctx.store.save(c.original.tool_use_id, resultText(c.original.content));
-    const replacement: ToolResultBlock = {
-      ...c.original,
-      content: clearedPlaceholder({ toolUseId: c.original.tool_use_id, call: c.call, tokens: c.tokens, savedPath }),
-    };
-    freed += c.tokens - ctx.tokens.block(replacement);
+    const id = c.original.tool_use_id;
+    const priced = clearedPlaceholder({ toolUseId: id, call: c.call, tokens: c.tokens, savedPath: c.savedPath ?? PATH_STANDIN });
+    if (ctx.tokens.text(priced) + 8 >= c.tokens) continue;
+    const savedPath = c.savedPath ?? ctx.store.save(id, resultText(c.original.content));
+    const replacement: ToolResultBlock = { ...c.original, content: clearedPlaceholder({ toolUseId: id, call: c.call, tokens: c.tokens, savedPath }) };
+    const after = ctx.tokens.block(replacement);
+    if (after >= c.tokens) continue;
+    freed += c.tokens - after;
     const m = out[c.msg]!;
     const blocks = (m.content as ContentBlock[]).slice();
     blocks[c.block] = replacement;
     out[c.msg] = { ...m, content: blocks };
-    cleared.push({ toolUseId: c.original.tool_use_id, toolName: c.name, tokens: c.tokens });
+    cleared.push({ toolUseId: id, toolName: c.name, tokens: c.tokens });
   }
+  if (cleared.length === 0) return none;
   return {
     history: out,
     freedTokens: freed,

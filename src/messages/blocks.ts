@@ -69,3 +69,14 @@ export function toolUseIndex(history: readonly Message[]): Map<string, ToolUseBl
   for (const m of history) for (const u of toolUsesOf(m)) index.set(u.id, u);
   return index;
 }
+
+/**
+ * The tool_use a result in history[index] answers. In a valid history it sits in the
+ * assistant message right before, so this is O(that message), not O(history).
+ */
+export function toolUseFor(history: readonly Message[], index: number, toolUseId: string): ToolUseBlock | undefined {
+  const prev = history[index - 1];
+  if (prev) for (const u of toolUsesOf(prev)) if (u.id === toolUseId) return u;
+  for (let i = index - 2; i >= 0; i--) for (const u of toolUsesOf(history[i]!)) if (u.id === toolUseId) return u;
+  return undefined;
+}

@@ -1,0 +1,24 @@
+// Model clients: one interface, two SDK-backed implementations, normalised errors, retries
+// and the table of known models.
+export * from "./types.ts";
+export * from "./errors.ts";
+export * from "./models.ts";
+export * from "./retry.ts";
+export { parseToolInput } from "./tool-input.ts";
+export {
+  createAnthropicClient,
+  mapAnthropicStopReason,
+  toAnthropicMessages,
+  AnthropicAssembler,
+  type AnthropicClientOptions,
+  type AnthropicModelClient,
+} from "./anthropic.ts";
+export {
+  createOpenAIClient,
+  mapOpenAIFinishReason,
+  mapOpenAIUsage,
+  toOpenAITools,
+  OpenAIAssembler,
+  type OpenAIClientOptions,
+  type OpenAIModelClient,
+} from "./openai.ts";
