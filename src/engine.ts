@@ -223,7 +223,23 @@ export function createEngine(opts: EngineOptions): Engine {
       // If shrinking alone freed clearly more than the overage, retry without a summary.
       if (shrunk.event && over > 0 && shrunk.freedTokens > over * 1.2 + window.maxOutputTokens * 0.1) {
         const out = checked(shrunk.history);
-        return { history: out, events: emitted.slice(start), tokens: (call.fixedTokens ?? 0) + counter.messages(out), threshold };
+        const tokens = (call.fixedTokens ?? 0) + counter.messages(out);
+        const event: SummarizeEvent = {
+          kind: "reactive",
+          summarizer: "none",
+          presummary: false,
+          tokensBefore: tokens + shrunk.freedTokens,
+          tokensAfter: tokens,
+          messagesBefore: history.length,
+          messagesAfter: out.length,
+          freedTokens: shrunk.freedTokens,
+          restoredFiles: [],
+          userMessagesKept: 0,
+          droppedForOverflow: 0,
+        };
+        record(event, out);
+        emit(event);
+        return { history: out, events: emitted.slice(start), tokens, threshold };
       }
       const r = await summarise(shrunk.history, "reactive", call);
       return { ...r, events: emitted.slice(start) };

@@ -104,6 +104,8 @@ export function createCompactor(opts: CompactorOptions) {
       focus,
       overflowRetries: config.summary.overflowRetries,
       signal: shape.signal,
+      contextWindow: opts.window.contextWindow,
+      fixedTokens: shape.fixedTokens,
     });
   }
 
@@ -144,7 +146,7 @@ export function createCompactor(opts: CompactorOptions) {
     async compact(history: readonly Message[], trigger: SummarizeEvent["kind"], shape: RequestShape = {}, focus?: string): Promise<CompactResult> {
       const tokensBefore = (shape.fixedTokens ?? 0) + counter.messages(history);
       if (trigger === "summarize" || trigger === "reactive") {
-        if (turn - lastCompactionTurn <= config.summary.thrashTurns) thrash++;
+        thrash = turn - lastCompactionTurn <= config.summary.thrashTurns ? thrash + 1 : 0;
         if (thrash >= config.summary.thrashRepeats) throw new ThrashError(thrash);
       }
       let instructions = focus;

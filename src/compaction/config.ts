@@ -128,7 +128,7 @@ export const DEFAULT_CONFIG: CompactionConfig = {
     overflowRetries: 3,
     breakerFailures: 3,
     presummaryShare: 0.8,
-    thrashTurns: 3,
+    thrashTurns: 2,
     thrashRepeats: 3,
   },
 };

@@ -105,6 +105,10 @@ export interface SummarizeArgs {
   /** Tries after a prompt-too-long on the summary request itself. */
   overflowRetries?: number;
   signal?: AbortSignal;
+  /** The model's window: a request known to be over it is shrunk before it is sent. */
+  contextWindow?: number;
+  /** Tokens of the system prompt and tools. */
+  fixedTokens?: number;
 }
 
 export interface SummarizeResult {
@@ -120,8 +124,20 @@ export async function summarize(args: SummarizeArgs): Promise<SummarizeResult> {
   const instruction = summaryInstruction({ focus: args.focus, hasPrevious, maxTokens: args.maxTokens });
   let history = args.history.slice();
   const tries = args.overflowRetries ?? 3;
+  const build = () => ({ ...summaryRequest({ model: args.model, system: args.system, tools: args.tools, history, instruction, maxTokens: args.maxTokens }), signal: args.signal });
+  // Never send a summary request we already know is over the window (estimate, with a margin).
+  if (args.contextWindow) {
+    const limit = args.contextWindow * 0.95;
+    for (let i = 0; i < 8; i++) {
+      const size = (args.fixedTokens ?? 0) + args.counter.messages(build().messages) + args.maxTokens;
+      if (size <= limit) break;
+      const shrunk = dropOldestRounds(history, args.counter, (size - limit) * 1.1);
+      if (shrunk.length >= history.length) break;
+      history = shrunk;
+    }
+  }
   for (let attempt = 0; ; attempt++) {
-    const request = { ...summaryRequest({ model: args.model, system: args.system, tools: args.tools, history, instruction, maxTokens: args.maxTokens }), signal: args.signal };
+    const request = build();
     try {
       const reply = await args.client.stream(request);
       return { summary: parseSummary(reply), usage: reply.usage, droppedForOverflow: args.history.length - history.length, request };

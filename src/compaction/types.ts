@@ -81,7 +81,8 @@ export type LayerEvent = BudgetEvent | SnipEvent | MicroEvent;
 /** A summary compaction: auto at the threshold, manual (/compact, compact tool), reactive, or a subagent's. */
 export interface SummarizeEvent {
   kind: "summarize" | "manual" | "reactive" | "subagent";
-  summarizer: "model" | "digest";
+  /** "none": a reactive recovery that shrinking fresh results alone made fit. */
+  summarizer: "model" | "digest" | "none";
   /** The summary came from the background pre-summary (no wait at the threshold). */
   presummary: boolean;
   tokensBefore: number;
