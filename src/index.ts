@@ -26,3 +26,5 @@ export { openTranscript, loadTranscript, resumeContext, type TranscriptWriter, t
 export { recall, type RecallOptions, type RecallResult } from "./session/recall.ts";
 export * from "./session/paths.ts";
 export * from "./model/index.ts";
+export { createCommandHooks, parseHooksConfig, type HooksConfig, type HookCommand } from "./hooks/compact-hooks.ts";
+export { runAgent, type AgentOptions, type AgentResult, type AgentEvent } from "./agent/loop.ts";

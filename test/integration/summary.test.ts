@@ -7,6 +7,7 @@ import { loadTranscript, resumeContext } from "../../src/session/transcript.ts";
 import { recall } from "../../src/session/recall.ts";
 import type { CompactionEvent } from "../../src/compaction/types.ts";
 import { anthropicInputTokens } from "../support/fakes/anthropic.ts";
+import { createCommandHooks, parseHooksConfig } from "../../src/hooks/compact-hooks.ts";
 import { TOOLS, bigOutput, isSummaryRequest, setupE2E, toolScript } from "../support/e2e.ts";
 
 const onlySummary = { micro: { enabled: false }, snip: { enabled: false }, summary: { presummaryShare: 0 } };
@@ -54,6 +55,20 @@ test("manual compact with instructions sends them in the summary request", async
     assert.match(JSON.stringify(req.messages.at(-1)), /Keep the exact row values of file2\./);
     assert.equal(c.events.at(-1)?.kind, "manual");
     assert.match(JSON.stringify(c.history[0]), /read every data file/i);
+  } finally {
+    await e.close();
+  }
+});
+
+test("settings-file hooks: PreCompact's stdout reaches the summary request; exit 2 blocks /compact", async () => {
+  const hooks = createCommandHooks(parseHooksConfig({ PreCompact: [{ command: "read j; case \"$j\" in *stop*) echo 'frozen' >&2; exit 2;; esac; echo 'Mention the totals.'" }] }), { cwd: process.cwd() });
+  const e = await setupE2E({ provider: "openai", fake: { script: toolScript(2) }, engine: { contextWindow: 128_000, maxOutputTokens: 8_000, hooks } });
+  try {
+    const r = await runAgent([], "go", { engine: e.engine, client: e.client, model: "gpt-4o", tools: TOOLS, runTool: runBash, transcript: e.transcript, maxOutputTokens: 2_000 });
+    await e.engine.compact(r.history, { focus: "be brief", tools: TOOLS });
+    const req = e.fake.requests.filter(isSummaryRequest).at(-1);
+    assert.match(JSON.stringify(req.messages.at(-1)), /be brief\\nMention the totals\./);
+    await assert.rejects(e.engine.compact(r.history, { focus: "please stop", tools: TOOLS }), /blocked by the PreCompact hook: frozen/);
   } finally {
     await e.close();
   }
