@@ -1,0 +1,42 @@
+// The contract every agent tool follows. Inputs are validated with zod before `run`;
+// a validation error goes back to the model as an error result, never a crash.
+import type { z } from "zod";
+import type { ToolResultBlock } from "../messages/types.ts";
+
+export interface ToolOutcome {
+  content: ToolResultBlock["content"];
+  isError?: boolean;
+  /** The compact tool asks the loop to compact after this batch of tool results. */
+  compact?: { focus?: string };
+}
+
+export interface TodoItem {
+  content: string;
+  status: "pending" | "in_progress" | "completed";
+}
+
+export interface ToolContext {
+  /** Absolute, symlinks resolved: file tools never leave it. */
+  workspace: string;
+  signal?: AbortSignal;
+  /** The session folder (transcript.jsonl, tool-results/), for recall. */
+  sessionDir?: string;
+  /** What read_file last returned per absolute path (mtime + size), for the "unchanged" stub. */
+  readState: Map<string, { mtimeMs: number; size: number; offset?: number; limit?: number }>;
+  todos: TodoItem[];
+  /** Asks the user before a write or a shell command; absent or --yes means allowed. */
+  askPermission?: (request: { tool: string; summary: string }) => Promise<boolean>;
+  /** Runs a subagent with its own context and compaction; resolves with its final text. */
+  runSubagent?: (prompt: string, opts: { description?: string; signal?: AbortSignal }) => Promise<string>;
+  /** Streams partial output of a long-running tool (bash), for the UI. */
+  onOutput?: (chunk: string) => void;
+}
+
+export interface Tool<I = unknown> {
+  name: string;
+  description: string;
+  schema: z.ZodType<I>;
+  /** Safe to run in parallel with other read-only calls (no side effects). */
+  readOnly: boolean;
+  run(input: I, ctx: ToolContext): Promise<ToolOutcome>;
+}
