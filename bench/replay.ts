@@ -3,7 +3,8 @@
 // Replays every session of a corpus through each policy (lethe, seed = the course's s08 rules,
 // claude-code = Claude Code's rules) at each window, and reports per window and policy: requests,
 // requests over the window, invariant violations, summary calls, prepare time (p50/p99), exact
-// input tokens and prompt-cache cost. See bench/replay/harness.ts for the protocol.
+// input tokens, prompt-cache cost and retention after summary compactions. See
+// bench/replay/harness.ts for the protocol.
 //
 //   tsx bench/replay.ts [--corpus FILE] [--window N]… [--out FILE] [--policy NAME]… [--session ID]… [--repeat K] [--no-warmup]
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
@@ -13,8 +14,10 @@ import { fileURLToPath } from "node:url";
 import type { ReplayResult } from "./replay/harness.ts";
 import { CLOCK_STEP_MS, DEFAULT_REPEAT, machineJitter, runReplay } from "./replay/harness.ts";
 import { ALL_POLICIES, policyByName } from "./replay/policies/index.ts";
-import { MULT, SUMMARY_INSTRUCTION_TOKENS, SUMMARY_OUTPUT_TOKENS } from "./replay/pricing.ts";
-import { STANDIN_KEEP_SHARE } from "./replay/standin-summary.ts";
+import { CLAUDE_CODE } from "./replay/policies/claude-code.ts";
+import { SEED } from "./replay/policies/seed.ts";
+import { MULT } from "./replay/pricing.ts";
+import { RETENTION_KEYS, RETENTION_USER_BUDGET } from "./replay/retention.ts";
 import type { Policy, Session } from "./replay/types.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -124,20 +127,22 @@ export function notes(args: { corpus: string; policies: readonly Policy[]; resul
       "per window, per policy, per session the policy keeps its own live context: new user message(s) appended, the policy prepares, the prepared (or rebuilt) history is sent and becomes the live context, the recorded reply is appended, and the policy is told the reported usage (exact input tokens of the request + exact tokens of the reply as output)",
     max_output_tokens: "min(32000, window / 4): 8k at 32k, 16k at 64k, 32k at 200k",
     prepare_ms:
-      `performance.now() around the policy's per-request work only (its layers, its token counting, its threshold check; lethe: engine.prepare including its repair/validate and its fsynced file writes). Exact counting, invariant checks, the stand-in summary and pricing are not timed. Each window/policy pass is replayed ${result.repeat} times with identical inputs, paths and results (detail[].repetitions_identical); a request's prepare_ms is its minimum over the repetitions, which removes pauses that do not belong to the request (descheduled vCPU, see machine_jitter; GC pauses triggered by earlier allocations). p50/p99: nearest rank over all requests of all sessions at that window. Single-pass p50/p99 (first repetition alone) are in detail[]`,
+      `performance.now() around the policy's per-request work only (its layers, its token counting, its threshold check, and at a summary compaction building the summary request and the rebuilt history; lethe: engine.beforeRequest including its repair/validate and its file writes; seed: its whole prepare, transcript and tool-result file writes included, as the course does them), MINUS the time spent inside the summary model stand-in (the digest and its pricing: in production that is a model call; total per pass in detail[].summary_standin_ms). For lethe the digest runs behind a ModelClient handed to the engine, so the subtraction is exactly the model call. Exact counting, invariant checks, retention and pricing are not timed. Each window/policy pass is replayed ${result.repeat} times with identical inputs, paths and results (detail[].repetitions_identical), the policies interleaved (repetition 1 of every policy, then repetition 2, …) so that load from other processes falls on all of them alike; a request's prepare_ms is its minimum over the repetitions, which removes pauses that do not belong to the request (descheduled vCPU, see machine_jitter; other processes on this 2-core machine; GC pauses triggered by earlier allocations). p50/p99: nearest rank over all requests of all sessions at that window. Single-pass p50/p99 (first repetition alone) are in detail[]`,
     machine_jitter: { ...args.jitter, how: "a thread spinning on performance.now() for 1 s before the replay: gaps > 0.2 ms between two reads are time the machine took away from it" },
-    warmup: `before each window/policy pass, one untimed replay of the longest session (${result.warmup.session ?? "none"}) so JIT warm-up does not pollute p99`,
+    warmup: `before each window's passes, per policy, one untimed replay of the longest session (${result.warmup.session ?? "none"}) so JIT warm-up does not pollute p99`,
     tokens:
       "exact o200k (countTokens, src/tokens/exact.ts) of system prompt + messages, with src/tokens/count.ts framing (4 per message, 3 per block); memoised per block object (WeakMap), the corpus counted once up front",
-    over_window: "requests whose exact input tokens > window",
-    invariant_violations: "validate() of src/messages/invariants.ts on every request actually sent (after the stand-in, if any), summed over requests",
-    summary_calls: "requests where the policy's own check said it was over its threshold; each one is counted, priced, and followed by the shared stand-in rebuild",
-    standin_summary: `STAND-IN, not a summary: the replay does not drive lethe's summary layer yet (engine.beforeRequest; a later issue wires it in and measures retention). The same rebuild for every policy (bench/replay/standin-summary.ts): one user message "[stand-in for a summary of N earlier messages]" + the newest whole rounds (from an assistant message) within ${STANDIN_KEEP_SHARE * 100}% of the policy's threshold (exact tokens); if the newest round alone is too big, its results become short stubs; if still too big, only the latest user message's text remains. The stand-in carries no summary text, so policies that summarise often look cheaper here than they would with real summaries`,
-    cost_usd: `prompt-cache pricing at $3 per million input tokens: input ${MULT.input}×, cache write ${MULT.cacheWrite}×, cache read ${MULT.cacheRead}×, output ${MULT.output}×. One cache breakpoint on the last message of each request: cache read = exact tokens of the longest common prefix (system prompt + whole messages, compared by identity, else JSON equality) with the previous request of the same session; cache write = the rest of the request; output = exact tokens of the recorded reply. No cache expiry is modelled`,
-    summary_pricing: `each summary call is priced as a model call: the history that triggered it + a ~${SUMMARY_INSTRUCTION_TOKENS}-token instruction, reusing the cached prefix (cache read for the prefix shared with the previous request, cache write for the rest of it and the instruction), ~${SUMMARY_OUTPUT_TOKENS} output tokens at ${MULT.output}×. Included in cost_usd (split in detail[].cost_summaries_usd); its input tokens are NOT in input_tokens_total (see detail[].summary_input_tokens)`,
-    retention: "null for now: retention is measured on contexts rebuilt by a real summary, which a later issue wires into the replay (the stand-in retains nothing by design)",
+    over_window: "requests whose exact input tokens (system prompt + messages, as sent) > window. Summary requests are not requests here; those over the window are counted in detail[].summary_requests_over_window",
+    invariant_violations: "validate() of src/messages/invariants.ts on every request actually sent (the rebuilt history after a summary), summed over requests. The seed's are the course's own (snip_compact puts its archive marker after a user message)",
+    summary_calls: "summary model calls the policy made (lethe: counted from engine.beforeRequest's events, kind summarize/reactive; checked against the calls the stand-in received)",
+    summary_model:
+      `offline, the digest (src/compaction/digest.ts, no model) stands in for the summary model, the same function for every policy, capped at the policy's own summary size (lethe: its engine's budget for the window; claude-code: ${CLAUDE_CODE.summaryMaxTokens.toLocaleString("en-US")} tokens; seed: ${SEED.summaryMaxTokens.toLocaleString("en-US")} tokens, assumed for the course's summary call). The digest carries no user messages and no file list of its own (lethe's rebuild adds those verbatim), so what each rebuilt context retains beyond it is the policy's doing`,
+    summary_pricing: `each summary call is priced as a model call: input = the request as the policy sends it, exact o200k; output = exact tokens of the summary text (the digest's length stands in for the model's output size) at ${MULT.output}×. lethe and claude-code reuse the cached prefix: the request is the conversation as sent (system prompt + history) with the instruction appended to the last user message (src/compaction/summarize.ts summaryRequest; claude-code uses the same construction and instruction text, standing in for its own prompt of similar size): cache read for the prefix shared with the previous request, cache write for the rest (the pending messages and the instruction). The seed's summary request is a fresh single user message (a short instruction + the serialised conversation cut to ${SEED.summaryInputChars.toLocaleString("en-US")} chars, first quarter + tail), no system prompt: all of it a cache write, no cache read. Included in cost_usd (split in detail[].cost_summaries_usd); summary input tokens are NOT in input_tokens_total (see detail[].summary_input_tokens and its cache split)`,
+    read_files: "restoring files after a summary (lethe, claude-code) reads through one stand-in for the disk (bench/replay/files.ts): the latest content of that path seen in the recorded history's read results so far (Read/read_file/open/view calls, shell cat FILE and sed -n '…p' FILE), decorations stripped (line-number prefixes, <returncode>/<output> wrappers, system reminders); undefined if never read",
+    retention:
+      `measured on each context rebuilt by a summary compaction, over the items that existed before it, taken from the ORIGINAL recorded history up to that request (not the policy's own context): user-typed messages (user text blocks that are not tool results; newest first within ${RETENTION_USER_BUDGET.toLocaleString("en-US")} exact tokens, src/compaction/retain.ts userMessagesOf + selectUserMessages), the latest request (the newest of them), paths of files modified and of files read (src/compaction/ledger.ts ledgerOf). An item is retained if it occurs verbatim (substring) in the text of the rebuilt context (all blocks, tool results and tool_use inputs included). Each figure is the mean over compactions of the per-compaction percentage; a compaction with no item of a kind does not count for that kind (detail[].retention_samples). null where no summary compaction happened at that window (then nothing was rebuilt and nothing was dropped by a summary)`,
     clock: `simulated, ${CLOCK_STEP_MS / 1000} s per request (the corpus has no timestamps), so idle-based clearing never fires`,
-    files: `policies that persist tool results write real files under os.tmpdir() (lethe: its file store, written atomically and fsynced; seed and claude-code: plain writes), removed at the end. Paths appear in markers, so they count as tokens; ${result.deterministic_paths ? "the work directory had its fixed name (tokens repeat run to run)" : "another run held the fixed work directory, so a random one was used (token totals may differ slightly from other runs)"}`,
+    files: `policies that persist tool results write real files under os.tmpdir() (lethe: its file store, written atomically, no fsync: its default; seed: tool results and a full JSONL transcript at every snip and compaction, plain writes, paths in its markers relative to the session folder as the course's are short; claude-code: plain writes), removed at the end. Paths appear in markers, so they count as tokens; ${result.deterministic_paths ? "the work directory had its fixed name (tokens repeat run to run)" : "another run held the fixed work directory, so a random one was used (token totals may differ slightly from other runs)"}`,
     policies: Object.fromEntries(args.policies.map((p) => [p.name, p.describe])),
     detail: "detail[] and sessions[] hold extra per-window figures (cache split, peak input, slowest requests with the layers that acted, per-session metrics)",
     machine: `node ${process.version}, ${platform()} ${release()}, ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}`,
@@ -149,7 +154,7 @@ function detail(result: ReplayResult, window: number, policy: string) {
 }
 
 function table(result: ReplayResult): string {
-  const head = ["window", "policy", "requests", "over_win", "violations", "summaries", "p50 ms", "p99 ms", "p99 1-pass", "input tokens", "cost $"];
+  const head = ["window", "policy", "requests", "over_win", "violations", "summaries", "p50 ms", "p99 ms", "p99 1-pass", "input tokens", "cost $", "latest %", "user msgs %", "modified %", "read %"];
   const rows: string[][] = [];
   for (const run of result.runs) {
     for (const [name, m] of Object.entries(run.policies)) {
@@ -165,6 +170,7 @@ function table(result: ReplayResult): string {
         (detail(result, run.window, name)?.prepare_ms_p99_single_pass ?? 0).toFixed(3),
         m.input_tokens_total.toLocaleString("en-US"),
         m.cost_usd.toFixed(2),
+        ...RETENTION_KEYS.map((k) => (m.retention ? (m.retention[k] === null ? "n/a" : m.retention[k]!.toFixed(1)) : "-")),
       ]);
     }
   }
@@ -173,7 +179,38 @@ function table(result: ReplayResult): string {
   return [line(head), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n");
 }
 
-function main(): void {
+/** Where the money goes: per window and policy, requests vs summaries, cache reads vs writes. */
+function costTable(result: ReplayResult): string {
+  const head = ["window", "policy", "input tok", "cache read", "cache write", "output tok", "requests $", "summaries", "sum in tok", "sum read", "sum write", "sum out", "summaries $", "cost $"];
+  const rows: string[][] = [];
+  const n = (x: number) => x.toLocaleString("en-US");
+  for (const run of result.runs) {
+    for (const [name, m] of Object.entries(run.policies)) {
+      const d = detail(result, run.window, name)!;
+      rows.push([
+        String(run.window),
+        name,
+        n(m.input_tokens_total),
+        n(d.cache_read_tokens),
+        n(d.cache_write_tokens),
+        n(d.output_tokens),
+        d.cost_requests_usd.toFixed(2),
+        String(m.summary_calls),
+        n(d.summary_input_tokens),
+        n(d.summary_cache_read_tokens),
+        n(d.summary_cache_write_tokens),
+        n(d.summary_output_tokens),
+        d.cost_summaries_usd.toFixed(2),
+        m.cost_usd.toFixed(2),
+      ]);
+    }
+  }
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (r: string[]) => r.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ");
+  return [line(head), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n");
+}
+
+async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
   let sessions = loadCorpus(args.corpus);
   if (args.sessions.length > 0) {
@@ -183,7 +220,7 @@ function main(): void {
   const t0 = Date.now();
   const jitter = machineJitter(1000);
   console.error(`machine jitter: ${jitter.gaps_per_s} pauses/s, ${jitter.lost_pct}% of wall time lost (median pause ${jitter.median_gap_ms} ms)`);
-  const result = runReplay(sessions, {
+  const result = await runReplay(sessions, {
     windows: args.windows,
     policies: args.policies,
     warmup: args.warmup,
@@ -198,7 +235,8 @@ function main(): void {
   };
   writeJsonAtomic(args.out, json);
   console.log(table(result));
+  console.log(`\n${costTable(result)}`);
   console.log(`\nwrote ${args.out} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) await main();

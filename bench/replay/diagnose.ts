@@ -28,7 +28,7 @@ obs.observe({ entryTypes: ["gc"] });
 
 const records: RequestRecord[] = [];
 // One pass: this script looks at single-pass timings and what lands inside them.
-runReplay(sessions, { windows: args.windows, policies: args.policies, warmup: args.warmup, repeat: 1, onRequest: (r) => records.push(r) });
+await runReplay(sessions, { windows: args.windows, policies: args.policies, warmup: args.warmup, repeat: 1, onRequest: (r) => records.push(r) });
 await new Promise((r) => setTimeout(r, 200));
 obs.disconnect();
 gcs.sort((a, b) => a.start - b.start);

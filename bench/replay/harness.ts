@@ -2,13 +2,22 @@
 //
 // Each recorded assistant message is one request whose history is everything before it. For each
 // request the policy's live context receives the new user message(s), the policy's per-request
-// work is timed (prepare_ms), and then, untimed: the summary stand-in if the policy's check asked
-// for it, exact o200k tokens of the request, the invariant check, cache pricing, and the recorded
-// reply appended with its "reported usage" (exact input tokens of the request + exact reply tokens).
+// work is timed (prepare_ms), and then, untimed: exact o200k tokens of the request, the invariant
+// check, retention (after a summary compaction), cache pricing, and the recorded reply appended with
+// its "reported usage" (exact input tokens of the request + exact reply tokens).
 //
-// Timing. Before each window/policy pass, one untimed replay of the longest session warms the JIT.
-// Then the pass is replayed `repeat` times (default 3) with identical inputs, paths and results;
-// each request's prepare_ms is the minimum over the repetitions. On a VM whose vCPU is descheduled
+// Summaries. Every policy gets the same summary model stand-in (SummaryModel): the digest
+// (src/compaction/digest.ts) of the history it is given, capped at the policy's own summary size.
+// Each call is counted and priced as a model call (input as the policy sends it, with or without
+// prompt-cache reuse; output = exact tokens of the digest at the output price), and the time spent
+// inside it is subtracted from prepare_ms: in production it is a model call, not the policy's work.
+// Restoring files after a summary reads through one shared stand-in for the disk (./files.ts).
+//
+// Timing. Before each window's passes, one untimed replay of the longest session per policy warms
+// the JIT. Then each policy's pass is replayed `repeat` times (default 3) with identical inputs,
+// paths and results, the policies interleaved (repetition 1 of each policy, then repetition 2, …)
+// so that load from other processes falls on all of them alike; each request's prepare_ms is the
+// minimum over the repetitions. On a VM whose vCPU is descheduled
 // for milliseconds at a time, a single pass mostly measures where those pauses happen to land
 // (see machineJitter); the minimum keeps the cost of the policy's own work. Single-pass figures
 // (repetition 1 alone) are kept in detail[].
@@ -16,19 +25,35 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
+import { digest } from "../../src/compaction/digest.ts";
 import { validate } from "../../src/messages/invariants.ts";
 import type { Message } from "../../src/messages/types.ts";
 import { resultFileName } from "../../src/session/tool-results.ts";
+import { BLOCK_OVERHEAD, MESSAGE_OVERHEAD, createTokenCounter } from "../../src/tokens/count.ts";
 import { countTokens } from "../../src/tokens/exact.ts";
 import { type ExactCounter, createExactCounter, requestTokens } from "./exact.ts";
-import { InvariantError } from "./policies/lethe.ts";
-import { SUMMARY_INSTRUCTION_TOKENS, SUMMARY_OUTPUT_TOKENS, callCost, commonPrefixMessages } from "./pricing.ts";
-import { standinRebuild } from "./standin-summary.ts";
-import { type Policy, type Session, type Window, maxOutputFor } from "./types.ts";
+import { createFileView } from "./files.ts";
+import { InvariantError, OverWindowError, ThrashError } from "./policies/lethe.ts";
+import { callCost, commonPrefixMessages } from "./pricing.ts";
+import {
+  type CompactionRecord,
+  type RetentionAcc,
+  type RetentionItems,
+  addRetention,
+  compactionRecord,
+  contextText,
+  measureRetentionText,
+  newRetentionAcc,
+  retentionItems,
+  retentionResult,
+} from "./retention.ts";
+import { type Policy, type Session, type SummaryCall, type SummaryModel, type Window, maxOutputFor } from "./types.ts";
 
 /** Simulated time between two requests (no idle gaps: the corpus has no timestamps). */
 export const CLOCK_STEP_MS = 20_000;
 export const DEFAULT_REPEAT = 3;
+
+export type Retention = ReturnType<typeof retentionResult>;
 
 export interface PolicyMetrics {
   requests: number;
@@ -39,7 +64,8 @@ export interface PolicyMetrics {
   prepare_ms_p99: number;
   input_tokens_total: number;
   cost_usd: number;
-  retention: null;
+  /** Mean over the summary compactions of each share (null: no compaction at this window). */
+  retention: Retention;
 }
 
 export interface RequestInfo {
@@ -49,7 +75,7 @@ export interface RequestInfo {
   /** Messages in the live context handed to the policy. */
   messages: number;
   ms: number;
-  /** Layers that changed something ("refused": the policy threw InvariantError). */
+  /** Layers that changed something ("refused:<Error>": the policy refused to send). */
   acted: string[];
 }
 
@@ -67,11 +93,26 @@ export interface PolicyDetail {
   output_tokens: number;
   cost_requests_usd: number;
   cost_summaries_usd: number;
+  /** Summary requests: input tokens (not in input_tokens_total), their cache split, and output (the digest). */
   summary_input_tokens: number;
-  standin_modes: Record<string, number>;
+  summary_cache_read_tokens: number;
+  summary_cache_write_tokens: number;
+  summary_output_tokens: number;
+  /** Summary requests sent as a fresh conversation (no cache read: the seed's). */
+  summary_fresh_requests: number;
+  /** Summary requests larger than the window (the provider would refuse them). */
+  summary_requests_over_window: number;
+  /** Time inside the summary stand-in (digest + its pricing), excluded from prepare_ms. */
+  summary_standin_ms: number;
+  /** Compactions retention was measured on, and how many had items of each kind. */
+  retention_compactions: number;
+  retention_samples: Record<string, number>;
+  /** Every summary compaction: what its rebuilt context kept of each kind, and a few lost paths. */
+  compactions: CompactionRecord[];
   violation_kinds: Record<string, number>;
-  /** Requests where the policy itself threw InvariantError (lethe refuses to send a broken history). */
+  /** Requests the policy refused to send (lethe: InvariantError, OverWindowError, ThrashError); the replay sends the live context instead. */
   refused_requests: number;
+  refused_kinds: Record<string, number>;
   /** Layers that acted, counted over requests. */
   acted: Record<string, number>;
   /** Slowest requests (prepare_ms, minimum over repetitions). */
@@ -81,6 +122,7 @@ export interface PolicyDetail {
 export interface SessionMetrics {
   requests: number;
   summary_calls: number;
+  summary_cost_usd: number;
   over_window: number;
   invariant_violations: number;
   input_tokens: number;
@@ -150,6 +192,7 @@ interface Acc {
   m: PolicyMetrics;
   d: PolicyDetail;
   sessions: Record<string, SessionMetrics>;
+  retention: RetentionAcc;
 }
 
 function newAcc(): Acc {
@@ -179,13 +222,23 @@ function newAcc(): Acc {
       cost_requests_usd: 0,
       cost_summaries_usd: 0,
       summary_input_tokens: 0,
-      standin_modes: {},
+      summary_cache_read_tokens: 0,
+      summary_cache_write_tokens: 0,
+      summary_output_tokens: 0,
+      summary_fresh_requests: 0,
+      summary_requests_over_window: 0,
+      summary_standin_ms: 0,
+      retention_compactions: 0,
+      retention_samples: {},
+      compactions: [],
       violation_kinds: {},
       refused_requests: 0,
+      refused_kinds: {},
       acted: {},
       slowest: [],
     },
     sessions: {},
+    retention: newRetentionAcc(),
   };
 }
 
@@ -195,20 +248,35 @@ const bump = (r: Record<string, number>, k: string, by = 1) => {
 
 interface ReplayContext {
   exact: ExactCounter;
+  /** Exact tokens of bare texts (summary texts, fresh summary requests), memoised: they repeat across repetitions. */
+  textTokens: (text: string) => number;
   systemTokens: Map<Session, number>;
+  /** Retention items per session and request (they depend on the recorded history only). */
+  items: Map<string, RetentionItems>;
   onRequest?: (r: RequestRecord) => void;
   repetition: number;
 }
 
+/** The summary model stand-in of one session: digest + pricing, its time kept aside. */
+interface SessionModel extends SummaryModel {
+  /** Milliseconds spent inside summarize() so far. */
+  excludedMs: number;
+  calls: number;
+  cost: number;
+}
+
+/** Digest counter: the estimator, as the engine's digest mode uses. */
+const digestCounter = createTokenCounter();
+
 /** Replay one session through one policy at one window; adds to `acc` unless it is null (warm-up). */
-export function replaySession(policy: Policy, session: Session, window: Window, dir: string, ctx: ReplayContext, acc: Acc | null): SessionMetrics {
+export async function replaySession(policy: Policy, session: Session, window: Window, dir: string, ctx: ReplayContext, acc: Acc | null): Promise<SessionMetrics> {
   const { exact } = ctx;
   const systemTokens = ctx.systemTokens.get(session) ?? countTokens(session.system);
   let now = 1_700_000_000_000;
-  const run = policy.start({ session, systemTokens, window, dir, clock: () => now });
   const s: SessionMetrics = {
     requests: 0,
     summary_calls: 0,
+    summary_cost_usd: 0,
     over_window: 0,
     invariant_violations: 0,
     input_tokens: 0,
@@ -217,10 +285,8 @@ export function replaySession(policy: Policy, session: Session, window: Window, 
     prepare_ms_max: 0,
   };
 
-  let live: Message[] = [];
-  let pending: Message[] = [];
+  /** The request the prompt cache holds (the last one sent: a request or a prefix-reusing summary request). */
   let prev: readonly Message[] | null = null;
-  const tokensOf = (m: Message) => exact.message(m);
   /** Exact tokens of the first k messages (plus the system prompt when a previous request exists). */
   const prefixTokens = (history: readonly Message[], k: number) => {
     let n = prev ? systemTokens : 0;
@@ -228,9 +294,53 @@ export function replaySession(policy: Policy, session: Session, window: Window, 
     return n;
   };
 
-  for (const reply of session.messages) {
+  const model: SessionModel = {
+    excludedMs: 0,
+    calls: 0,
+    cost: 0,
+    summarize(call: SummaryCall): string {
+      const t0 = performance.now();
+      const text = digest(call.history, { counter: digestCounter, maxTokens: call.maxTokens });
+      let input: number;
+      let read: number;
+      if (call.request.kind === "prefix") {
+        const msgs = call.request.messages;
+        input = requestTokens(exact, systemTokens, msgs);
+        read = prefixTokens(msgs, commonPrefixMessages(prev, msgs));
+        prev = msgs;
+      } else {
+        input = MESSAGE_OVERHEAD + BLOCK_OVERHEAD + ctx.textTokens(call.request.text);
+        read = 0;
+      }
+      const output = ctx.textTokens(text);
+      const cost = callCost({ cacheRead: read, cacheWrite: input - read, input: 0, output });
+      this.calls++;
+      this.cost += cost;
+      if (acc) {
+        acc.d.summary_input_tokens += input;
+        acc.d.summary_cache_read_tokens += read;
+        acc.d.summary_cache_write_tokens += input - read;
+        acc.d.summary_output_tokens += output;
+        acc.d.cost_summaries_usd += cost;
+        if (call.request.kind === "fresh") acc.d.summary_fresh_requests++;
+        if (input > window.contextWindow) acc.d.summary_requests_over_window++;
+      }
+      this.excludedMs += performance.now() - t0;
+      return text;
+    },
+  };
+
+  // The recorded history so far feeds the file stand-in and the retention items.
+  const files = createFileView();
+  const run = policy.start({ session, systemTokens, window, dir, clock: () => now, model, readFile: (p) => files.read(p) });
+
+  let live: Message[] = [];
+  let pending: Message[] = [];
+  for (let at = 0; at < session.messages.length; at++) {
+    const reply = session.messages[at]!;
     if (reply.role !== "assistant") {
       pending.push(reply);
+      files.add(reply);
       continue;
     }
     if (pending.length > 0) {
@@ -239,51 +349,56 @@ export function replaySession(policy: Policy, session: Session, window: Window, 
     }
     now += CLOCK_STEP_MS;
     const index = s.requests;
+    const callsBefore = model.calls;
+    const excludedBefore = model.excludedMs;
 
-    // ---- timed: the policy's own per-request work ----
-    let prepared: ReturnType<typeof run.prepare> | null = null;
-    let refused: InvariantError | null = null;
+    // ---- timed: the policy's own per-request work (minus the time inside summary calls) ----
+    let prepared: Awaited<ReturnType<typeof run.prepare>> | null = null;
+    let refused: Error | null = null;
     const t0 = performance.now();
     try {
-      prepared = run.prepare(live);
+      const r = run.prepare(live);
+      prepared = r instanceof Promise ? await r : r;
     } catch (e) {
-      if (!(e instanceof InvariantError)) throw e;
+      if (!(e instanceof InvariantError || e instanceof OverWindowError || e instanceof ThrashError)) throw e;
       refused = e;
     }
-    const ms = performance.now() - t0;
+    const ms = Math.max(0, performance.now() - t0 - (model.excludedMs - excludedBefore));
     // ---- untimed from here ----
 
+    const calls = model.calls - callsBefore;
+    if (prepared && prepared.summaries !== calls) {
+      throw new Error(`${policy.name} @ ${window.contextWindow}, ${session.id} #${index}: reported ${prepared.summaries} summary call(s), made ${calls}`);
+    }
     let request: Message[];
     let violations: number;
-    let summaryCost = 0;
     if (prepared) {
       request = prepared.history;
-      if (prepared.overThreshold) {
-        // The summary call: the history as prepared + the instruction, reusing the cached prefix.
-        const k = commonPrefixMessages(prev, request);
-        const read = prefixTokens(request, k);
-        const input = requestTokens(exact, systemTokens, request) + SUMMARY_INSTRUCTION_TOKENS;
-        summaryCost = callCost({ cacheRead: read, cacheWrite: input - read, input: 0, output: SUMMARY_OUTPUT_TOKENS });
-        s.summary_calls++;
-        const rebuilt = standinRebuild(request, run.threshold, tokensOf);
-        if (acc) {
-          acc.d.summary_input_tokens += input;
-          bump(acc.d.standin_modes, rebuilt.mode);
-        }
-        prev = request;
-        request = rebuilt.history;
-      }
       const found = validate(request);
       violations = found.length;
       if (acc) for (const v of found) bump(acc.d.violation_kinds, v.kind);
+      if (prepared.rebuilt && acc) {
+        const key = `${session.id}#${at}`;
+        let items = ctx.items.get(key);
+        if (!items) {
+          items = retentionItems(session.messages.slice(0, at), exact);
+          ctx.items.set(key, items);
+        }
+        const text = contextText(request);
+        const sample = measureRetentionText(items, text);
+        addRetention(acc.retention, sample);
+        acc.d.compactions.push(compactionRecord(session.id, index, items, text));
+        for (const [k, v] of Object.entries(sample)) if (v !== null) bump(acc.d.retention_samples, k);
+      }
     } else {
-      // lethe refused to send a history that breaks an invariant: count what it found; the
-      // replay goes on with the unprepared history.
+      // The policy refused to send (lethe: a history that breaks an invariant, a request it knows
+      // is over the window, thrash). The replay goes on with the unprepared history.
       request = live;
-      violations = refused!.violations.length;
+      violations = refused instanceof InvariantError ? refused.violations.length : validate(live).length;
       if (acc) {
         acc.d.refused_requests++;
-        for (const v of refused!.violations) bump(acc.d.violation_kinds, v.kind);
+        bump(acc.d.refused_kinds, refused!.constructor.name);
+        if (refused instanceof InvariantError) for (const v of refused.violations) bump(acc.d.violation_kinds, v.kind);
       }
     }
 
@@ -291,8 +406,12 @@ export function replaySession(policy: Policy, session: Session, window: Window, 
     const read = prefixTokens(request, commonPrefixMessages(prev, request));
     const output = exact.message(reply);
     const requestCost = callCost({ cacheRead: read, cacheWrite: input - read, input: 0, output });
+    const summaryCost = model.cost;
+    model.cost = 0;
 
     s.requests++;
+    s.summary_calls += calls;
+    s.summary_cost_usd += summaryCost;
     s.invariant_violations += violations;
     s.input_tokens += input;
     s.peak_input_tokens = Math.max(s.peak_input_tokens, input);
@@ -301,13 +420,13 @@ export function replaySession(policy: Policy, session: Session, window: Window, 
     s.prepare_ms_max = Math.max(s.prepare_ms_max, ms);
 
     if (acc) {
-      const info: RequestInfo = { session: session.id, request: index, messages: live.length, ms, acted: prepared?.acted ?? ["refused"] };
+      const info: RequestInfo = { session: session.id, request: index, messages: live.length, ms, acted: prepared?.acted ?? [`refused:${refused!.constructor.name}`] };
       acc.reqs.push(info);
       acc.d.cache_read_tokens += read;
       acc.d.cache_write_tokens += input - read;
       acc.d.output_tokens += output;
       acc.d.cost_requests_usd += requestCost;
-      acc.d.cost_summaries_usd += summaryCost;
+      acc.d.summary_standin_ms += model.excludedMs - excludedBefore;
       for (const a of info.acted) bump(acc.d.acted, a);
       ctx.onRequest?.({ ...info, window: window.contextWindow, policy: policy.name, repetition: ctx.repetition, t0 });
     }
@@ -315,6 +434,7 @@ export function replaySession(policy: Policy, session: Session, window: Window, 
     run.observe(request, reply, { input_tokens: input, output_tokens: output });
     prev = request;
     live = request.concat([reply]);
+    files.add(reply);
   }
 
   if (acc) {
@@ -337,7 +457,7 @@ const round = (x: number, digits: number) => Number(x.toFixed(digits));
 function fingerprint(acc: Acc): string {
   const { prepare_ms_p50: _a, prepare_ms_p99: _b, ...m } = acc.m;
   const sessions = Object.entries(acc.sessions).map(([k, { prepare_ms_max: _c, ...s }]) => [k, s]);
-  return JSON.stringify([m, sessions, acc.d.cache_read_tokens, acc.d.summary_input_tokens, acc.reqs.map((r) => r.acted)]);
+  return JSON.stringify([m, sessions, acc.d.cache_read_tokens, acc.d.summary_input_tokens, acc.d.summary_output_tokens, acc.retention, acc.reqs.map((r) => r.acted)]);
 }
 
 /** Combine the repetitions: metrics of the first, prepare_ms = per-request minimum. */
@@ -360,6 +480,9 @@ function finish(accs: Acc[], keepSlowest: number): Acc {
   acc.m.prepare_ms_p50 = round(percentile(sorted, 50), 4);
   acc.m.prepare_ms_p99 = round(percentile(sorted, 99), 4);
   acc.m.cost_usd = round(acc.m.cost_usd, 4);
+  acc.m.retention = retentionResult(acc.retention);
+  acc.d.retention_compactions = acc.retention.compactions;
+  acc.d.summary_standin_ms = round(acc.d.summary_standin_ms, 1);
   acc.d.prepare_ms_mean = round(sorted.reduce((a, b) => a + b, 0) / Math.max(1, sorted.length), 4);
   acc.d.prepare_ms_max = round(sorted[sorted.length - 1] ?? 0, 4);
   acc.d.cost_requests_usd = round(acc.d.cost_requests_usd, 4);
@@ -371,6 +494,7 @@ function finish(accs: Acc[], keepSlowest: number): Acc {
     .map((r) => ({ ...r, ms: round(r.ms, 4) }));
   for (const s of Object.values(acc.sessions)) {
     s.cost_usd = round(s.cost_usd, 4);
+    s.summary_cost_usd = round(s.summary_cost_usd, 4);
     s.prepare_ms_max = round(s.prepare_ms_max, 4);
   }
   return acc;
@@ -390,7 +514,26 @@ function makeRoot(parent: string): string {
   }
 }
 
-export function runReplay(sessionsIn: readonly Session[], cfg: ReplayConfig): ReplayResult {
+/** Exact tokens of bare texts, memoised (bounded). */
+function textTokenCache(): (text: string) => number {
+  const memo = new Map<string, number>();
+  let chars = 0;
+  return (text) => {
+    let n = memo.get(text);
+    if (n === undefined) {
+      n = countTokens(text);
+      if (chars > 64_000_000) {
+        memo.clear();
+        chars = 0;
+      }
+      memo.set(text, n);
+      chars += text.length;
+    }
+    return n;
+  };
+}
+
+export async function runReplay(sessionsIn: readonly Session[], cfg: ReplayConfig): Promise<ReplayResult> {
   const log = cfg.log ?? (() => {});
   const repeat = Math.max(1, Math.floor(cfg.repeat ?? DEFAULT_REPEAT));
   const keepSlowest = cfg.keepSlowest ?? 10;
@@ -413,7 +556,7 @@ export function runReplay(sessionsIn: readonly Session[], cfg: ReplayConfig): Re
   const exactCountS = (performance.now() - t0) / 1000;
   log(`corpus: ${sessions.length} sessions, ${messages} messages, ${requests} requests, ${corpusTokens} exact tokens (counted in ${exactCountS.toFixed(1)} s)`);
 
-  const ctx: ReplayContext = { exact, systemTokens, onRequest: cfg.onRequest, repetition: 0 };
+  const ctx: ReplayContext = { exact, textTokens: textTokenCache(), systemTokens, items: new Map(), onRequest: cfg.onRequest, repetition: 0 };
   const warm = cfg.warmup === false ? null : sessions.reduce<Session | null>((a, s) => (!a || s.messages.length > a.messages.length ? s : a), null);
   const root = makeRoot(cfg.tmpRoot ?? tmpdir());
   const result: ReplayResult = {
@@ -431,31 +574,46 @@ export function runReplay(sessionsIn: readonly Session[], cfg: ReplayConfig): Re
       const run: WindowRun = { window: contextWindow, policies: {} };
       const detail: Record<string, PolicyDetail> = {};
       const perSession: Record<string, Record<string, SessionMetrics>> = {};
-      for (const policy of cfg.policies) {
-        // The same paths in every repetition, so markers (and their tokens) are identical.
-        const base = join(root, `${contextWindow}`, policy.name);
+      // The same paths in every repetition, so markers (and their tokens) are identical.
+      const baseOf = (policy: Policy) => join(root, `${contextWindow}`, policy.name);
+      const spent = new Map<string, number>();
+      const time = async (policy: Policy, f: () => Promise<void>) => {
         const t1 = performance.now();
-        if (warm) {
-          replaySession(policy, warm, window, join(base, "warmup"), ctx, null);
-          rmSync(base, { recursive: true, force: true });
+        await f();
+        spent.set(policy.name, (spent.get(policy.name) ?? 0) + performance.now() - t1);
+      };
+      if (warm) {
+        for (const policy of cfg.policies) {
+          await time(policy, async () => {
+            await replaySession(policy, warm, window, join(baseOf(policy), "warmup"), ctx, null);
+            rmSync(baseOf(policy), { recursive: true, force: true });
+          });
         }
-        const accs: Acc[] = [];
-        for (let rep = 0; rep < repeat; rep++) {
-          ctx.repetition = rep;
-          const acc = newAcc();
-          for (const s of sessions) {
-            const dir = join(base, resultFileName(s.id).replace(/\.txt$/, ""));
-            mkdirSync(dir, { recursive: true });
-            replaySession(policy, s, window, dir, ctx, acc);
-          }
-          accs.push(acc);
-          rmSync(base, { recursive: true, force: true });
+      }
+      // Repetitions interleave the policies (repetition 1 of each, then repetition 2, …), so that
+      // load from other processes on a shared machine falls on every policy alike.
+      const accs = new Map<string, Acc[]>(cfg.policies.map((p) => [p.name, []]));
+      for (let rep = 0; rep < repeat; rep++) {
+        ctx.repetition = rep;
+        for (const policy of cfg.policies) {
+          await time(policy, async () => {
+            const acc = newAcc();
+            for (const s of sessions) {
+              const dir = join(baseOf(policy), resultFileName(s.id).replace(/\.txt$/, ""));
+              mkdirSync(dir, { recursive: true });
+              await replaySession(policy, s, window, dir, ctx, acc);
+            }
+            accs.get(policy.name)!.push(acc);
+            rmSync(baseOf(policy), { recursive: true, force: true });
+          });
         }
-        const acc = finish(accs, keepSlowest);
+      }
+      for (const policy of cfg.policies) {
+        const acc = finish(accs.get(policy.name)!, keepSlowest);
         run.policies[policy.name] = acc.m;
         detail[policy.name] = acc.d;
         perSession[policy.name] = acc.sessions;
-        log(`window ${contextWindow} ${policy.name}: ${repeat} × ${acc.m.requests} requests in ${((performance.now() - t1) / 1000).toFixed(1)} s`);
+        log(`window ${contextWindow} ${policy.name}: ${repeat} × ${acc.m.requests} requests in ${((spent.get(policy.name) ?? 0) / 1000).toFixed(1)} s`);
       }
       result.runs.push(run);
       result.detail.push({ window: contextWindow, policies: detail });

@@ -9,10 +9,6 @@ import type { Message } from "../../src/messages/types.ts";
 export const USD_PER_INPUT_TOKEN = 3 / 1_000_000;
 export const MULT = { input: 1, cacheWrite: 1.25, cacheRead: 0.1, output: 5 } as const;
 
-/** The summary call (stand-in): a ~500-token instruction appended, ~2,000 tokens of summary back. */
-export const SUMMARY_INSTRUCTION_TOKENS = 500;
-export const SUMMARY_OUTPUT_TOKENS = 2_000;
-
 export interface CallTokens {
   cacheRead: number;
   cacheWrite: number;

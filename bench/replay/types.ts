@@ -1,4 +1,5 @@
-// Shared shapes of the replay benchmark (bench/replay.ts): sessions, windows, policies.
+// Shared shapes of the replay benchmark (bench/replay.ts): sessions, windows, policies, and the
+// stand-ins the harness gives every policy alike (the summary "model" and the file reader).
 import type { Message } from "../../src/messages/types.ts";
 
 /** One recorded conversation of the corpus (only what the replay needs). */
@@ -19,24 +20,51 @@ export interface ReportedUsage {
   output_tokens: number;
 }
 
+/** How a summary request is sent, for pricing. */
+export type SummaryRequestShape =
+  /** The conversation as sent + the instruction: system prompt and messages, read from the prompt cache where shared with the previous request. */
+  | { kind: "prefix"; messages: readonly Message[] }
+  /** A fresh request (one user message, no system prompt): nothing is read from the cache. */
+  | { kind: "fresh"; text: string };
+
+export interface SummaryCall {
+  /** The conversation the summary is written from (the digest's input). */
+  history: readonly Message[];
+  /** Cap on the summary, in tokens (the digest's maxTokens). */
+  maxTokens: number;
+  request: SummaryRequestShape;
+}
+
+/**
+ * The summary model, offline: the digest (src/compaction/digest.ts) stands in for it, the same for
+ * every policy. Each call is counted and priced as a model call by the harness, and the time spent
+ * inside it is NOT part of prepare_ms (in production it is a model call, not the policy's work).
+ */
+export interface SummaryModel {
+  summarize(call: SummaryCall): string;
+}
+
 export interface PolicyPrepared {
-  /** The history the policy would send. */
+  /** The history the policy sends (after a summary compaction: the rebuilt one). */
   history: Message[];
-  /** The policy's own check says the summary layer must run. */
-  overThreshold: boolean;
+  /** Summary calls the policy made for this request (lethe: from its events). */
+  summaries: number;
+  /** `history` was rebuilt by a summary compaction on this request: retention is measured on it. */
+  rebuilt: boolean;
   /** Names of the layers that changed something this request (for the slow-request report). */
   acted: string[];
 }
 
 /** One policy driving one session at one window: it owns its counters and files. */
 export interface PolicySession {
-  /** The policy's auto-compact threshold, in its own units (tokens or estimated tokens). */
+  /** The policy's auto-compact threshold, in its own units (tokens, estimated tokens, or characters). */
   readonly threshold: number;
   /**
    * The policy's per-request work, everything it does before sending (its layers, its counting,
-   * its threshold check). This is what prepare_ms times. Must not mutate `live` or its messages.
+   * its threshold check, and at a summary: building the request and the rebuilt history; the
+   * summary itself is a SummaryModel call, excluded from the timing). Must not mutate `live` or its messages.
    */
-  prepare(live: readonly Message[]): PolicyPrepared;
+  prepare(live: readonly Message[]): PolicyPrepared | Promise<PolicyPrepared>;
   /** The request was sent as `sent`; `reply` came back with `usage`. Not timed. */
   observe(sent: readonly Message[], reply: Message, usage: ReportedUsage): void;
 }
@@ -50,6 +78,13 @@ export interface PolicyStart {
   dir: string;
   /** Simulated clock (ms), advanced by the harness before each request. */
   clock: () => number;
+  /** The summary model stand-in (digest), counted and priced by the harness. */
+  model: SummaryModel;
+  /**
+   * Reads a file for restoring after a summary. There is no disk in the replay: the latest content
+   * of that path seen in the recorded history's read results so far, undefined if never seen.
+   */
+  readFile: (path: string) => string | undefined;
 }
 
 export interface Policy {
@@ -59,7 +94,7 @@ export interface Policy {
   start(s: PolicyStart): PolicySession;
 }
 
-/** Claude Code's and the course's auto-compact threshold: window − min(maxOutput, 20k) − 13k, 83.5% of the window where that is ≤ 0. */
+/** Claude Code's auto-compact threshold: window − min(maxOutput, 20k) − 13k, 83.5% of the window where that is ≤ 0. */
 export function claudeCodeThreshold(w: Window): number {
   const t = w.contextWindow - Math.min(w.maxOutputTokens, 20_000) - 13_000;
   return t > 0 ? t : Math.floor(0.835 * w.contextWindow);

@@ -10,13 +10,22 @@
 //   when a tool returns, i.e. once per new result; here it runs on the messages the model has not
 //   seen yet (those after the anchored reply), and a replaced result stays replaced.
 // - No micro, no snip.
-// - Summary: the shared stand-in (../standin-summary.ts), not Claude Code's rebuild (summary +
-//   restored files), which comes with the summary layer.
+// - Summary over the threshold: one summary request that reuses the conversation as sent (same
+//   system prompt, the history as the prefix, the instruction appended to the last user message:
+//   the same construction as lethe's, src/compaction/summarize.ts summaryRequest, with a prompt of
+//   the same size), summary ≤ 20,000 tokens. The rebuilt history is ONE user message: the summary +
+//   up to 5 restored files (the most recently read paths of the session, as Claude Code's
+//   readFileState remembers them across compactions; ≤ 5,000 tokens each, ≤ 50,000 in all, read
+//   through the replay's shared file stand-in). No verbatim user messages, no file ledger: that is
+//   Claude Code's behaviour. After it the count has no anchor until the next reply.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ContentBlock, Message, ToolResultBlock } from "../../../src/messages/types.ts";
-import { resultChars, resultText } from "../../../src/messages/blocks.ts";
+import { resultChars, resultText, toolUsesOf } from "../../../src/messages/blocks.ts";
+import { callFiles } from "../../../src/compaction/ledger.ts";
+import { summaryInstruction, summaryRequest } from "../../../src/compaction/summarize.ts";
 import { resultFileName } from "../../../src/session/tool-results.ts";
+import { createTokenCounter } from "../../../src/tokens/count.ts";
 import { type Policy, type PolicySession, claudeCodeThreshold } from "../types.ts";
 
 export const CLAUDE_CODE = {
@@ -27,7 +36,48 @@ export const CLAUDE_CODE = {
   charsPerToken: 4,
   pad: 4 / 3,
   imageTokens: 2_000,
+  summaryMaxTokens: 20_000,
+  restoreFiles: 5,
+  restoreFileTokens: 5_000,
+  restoreTotalTokens: 50_000,
 } as const;
+
+/** The instruction appended to the summary request (lethe's text, standing in for Claude Code's prompt of about the same size). */
+export const CLAUDE_CODE_SUMMARY_INSTRUCTION = summaryInstruction({ hasPrevious: false, maxTokens: CLAUDE_CODE.summaryMaxTokens });
+
+const estimator = createTokenCounter();
+
+/** The continuation message Claude Code puts in place of the history (our wording). */
+export function claudeCodeContinuation(summary: string): string {
+  return (
+    "This session continues an earlier conversation that ran out of context. Summary of the earlier part:\n\n" +
+    `${summary}\n\nContinue the work from where it stopped, without asking the user to repeat anything.`
+  );
+}
+
+/** Up to 5 files, most recent first, each cut (by lines) to 5,000 tokens, 50,000 in all. */
+export function restoredFileBlocks(paths: readonly string[], readFile: (p: string) => string | undefined): ContentBlock[] {
+  const blocks: ContentBlock[] = [];
+  let total = 0;
+  for (const path of paths) {
+    if (blocks.length >= CLAUDE_CODE.restoreFiles) break;
+    const text = readFile(path);
+    if (text === undefined) continue;
+    const cap = Math.min(CLAUDE_CODE.restoreFileTokens, CLAUDE_CODE.restoreTotalTokens - total);
+    if (cap <= 0) break;
+    const lines = text.split("\n");
+    let shown = lines.length;
+    let body = text;
+    while (estimator.text(body) > cap && shown > 1) {
+      shown = Math.floor(shown * 0.7);
+      body = lines.slice(0, shown).join("\n");
+    }
+    const block = `[File restored after compaction: ${path}${shown < lines.length ? ` (lines 1-${shown} of ${lines.length})` : ""}]\n${body}`;
+    total += estimator.text(block);
+    blocks.push({ type: "text", text: block });
+  }
+  return blocks;
+}
 
 const MARKER = "<persisted-output>";
 
@@ -77,12 +127,15 @@ export const claudeCodePolicy: Policy = {
   name: "claude-code",
   describe:
     "Claude Code's rules: usage-anchored count (last reported input+output + new messages as chars/4 × 4/3), " +
-    "auto-compact at window − min(maxOutput, 20k) − 13k (83.5% of the window if ≤ 0), results persisted past 50,000 chars each / 200,000 chars per message (2,000-char preview), no micro, no snip",
-  start({ session, window, dir }): PolicySession {
+    "auto-compact at window − min(maxOutput, 20k) − 13k (83.5% of the window if ≤ 0), results persisted past 50,000 chars each / 200,000 chars per message (2,000-char preview), no micro, no snip; " +
+    "summary request reusing the cached prefix (≤ 20,000 tokens of summary), rebuilt history = one user message: summary + up to 5 most recently read files (5,000 tokens each, 50,000 in all); no verbatim user messages, no file ledger",
+  start({ session, window, dir, model, readFile }): PolicySession {
     const threshold = claudeCodeThreshold(window);
     const resultsDir = join(dir, "tool-results");
     let made = false;
     let anchor: { reply: Message; total: number } | null = null;
+    /** readFileState: paths read in the session, least recent first. */
+    const reads = new Map<string, true>();
 
     const persist = (b: ToolResultBlock): ToolResultBlock => {
       if (!made) {
@@ -164,10 +217,24 @@ export const claudeCodePolicy: Policy = {
         }
         const estimate = Math.ceil((chars / CLAUDE_CODE.charsPerToken) * CLAUDE_CODE.pad) + images * CLAUDE_CODE.imageTokens;
         const tokens = (base < 0 ? 0 : base) + estimate;
-        return { history: out, overThreshold: tokens > threshold, acted };
+        if (tokens <= threshold) return { history: out, summaries: 0, rebuilt: false, acted };
+
+        // Auto-compact: the summary call (the model; excluded from prepare_ms), then the rebuild.
+        const request = summaryRequest({ model: "claude", system: session.system, history: out, instruction: CLAUDE_CODE_SUMMARY_INSTRUCTION, maxTokens: CLAUDE_CODE.summaryMaxTokens });
+        const summary = model.summarize({ history: out, maxTokens: CLAUDE_CODE.summaryMaxTokens, request: { kind: "prefix", messages: request.messages } });
+        const recent = [...reads.keys()].reverse();
+        const rebuilt: Message = { role: "user", content: [{ type: "text", text: claudeCodeContinuation(summary) }, ...restoredFileBlocks(recent, readFile)] };
+        anchor = null;
+        return { history: [rebuilt], summaries: 1, rebuilt: true, acted: [...acted, "summarize"] };
       },
       observe(_sent, reply, usage) {
         anchor = { reply, total: usage.input_tokens + usage.output_tokens };
+        for (const use of toolUsesOf(reply)) {
+          for (const p of callFiles(use).read) {
+            reads.delete(p);
+            reads.set(p, true);
+          }
+        }
       },
     };
   },
