@@ -25,7 +25,12 @@ export interface ToolContext {
   readState: Map<string, { mtimeMs: number; size: number; offset?: number; limit?: number }>;
   todos: TodoItem[];
   /** Asks the user before a write or a shell command; absent or --yes means allowed. */
-  askPermission?: (request: { tool: string; summary: string }) => Promise<boolean>;
+  askPermission?: (request: {
+    tool: string;
+    summary: string;
+    /** Optional longer text to show with the question: the diff of an edit, the start of written content. */
+    detail?: string;
+  }) => Promise<boolean>;
   /** Runs a subagent with its own context and compaction; resolves with its final text. */
   runSubagent?: (prompt: string, opts: { description?: string; signal?: AbortSignal }) => Promise<string>;
   /** Streams partial output of a long-running tool (bash), for the UI. */

@@ -1,0 +1,171 @@
+// Helpers shared by the tools: workspace confinement, atomic writes, permission, formatting.
+import { randomBytes } from "node:crypto";
+import { chmodSync, closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readlinkSync, realpathSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import type { ToolContext, ToolOutcome } from "./types.ts";
+
+/** Thrown by a tool for a problem the model caused (shown as a one-line error result). */
+export class ToolError extends Error {}
+
+export const fmt = (n: number) => n.toLocaleString("en-US");
+export const oneLine = (s: string) => s.replace(/\s+/g, " ").trim();
+
+export function fail(message: string): ToolOutcome {
+  return { content: oneLine(message), isError: true };
+}
+
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${fmt(n)} bytes`;
+  const units = ["KB", "MB", "GB", "TB"];
+  let v = n / 1024;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return `${v.toFixed(v < 10 ? 1 : 0)} ${units[u]} (${fmt(n)} bytes)`;
+}
+
+/** Cuts a string to at most `max` chars, saying how much was left out. */
+export function cutLine(line: string, max: number): string {
+  return line.length <= max ? line : `${line.slice(0, max)}… [line cut: ${fmt(line.length)} chars]`;
+}
+
+// ───────────────────────── workspace confinement ─────────────────────────
+
+const MAX_SYMLINK_HOPS = 40;
+
+/**
+ * realpath that also works for paths that do not exist yet: the nearest existing ancestor is
+ * resolved and the missing rest appended. Dangling symlinks are followed by hand, so a link to a
+ * not-yet-existing file outside the workspace still resolves to that outside path.
+ */
+export function realpathLoose(abs: string, hops = 0): string {
+  try {
+    return realpathSync.native(abs);
+  } catch {
+    // Missing (or partly missing) path: resolve the parent, then this component.
+  }
+  const parent = dirname(abs);
+  if (parent === abs) return abs;
+  const realParent = realpathLoose(parent, hops);
+  const candidate = join(realParent, basename(abs));
+  let st;
+  try {
+    st = lstatSync(candidate);
+  } catch {
+    return candidate;
+  }
+  if (st.isSymbolicLink()) {
+    if (hops >= MAX_SYMLINK_HOPS) throw new ToolError(`too many levels of symbolic links at ${candidate}`);
+    return realpathLoose(resolve(realParent, readlinkSync(candidate)), hops + 1);
+  }
+  return candidate;
+}
+
+const workspaceCache = new Map<string, string>();
+
+/** The workspace root, symlinks resolved. */
+export function workspaceRoot(ctx: Pick<ToolContext, "workspace">): string {
+  let real = workspaceCache.get(ctx.workspace);
+  if (!real) {
+    real = realpathLoose(resolve(ctx.workspace));
+    workspaceCache.set(ctx.workspace, real);
+  }
+  return real;
+}
+
+export function isInside(root: string, p: string): boolean {
+  const rel = relative(root, p);
+  return rel === "" || (rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
+}
+
+export interface ResolvedPath {
+  /** The real path (symlinks resolved) the tool works on. */
+  abs: string;
+  /** The path relative to the workspace, for messages ("." for the root). */
+  rel: string;
+  root: string;
+}
+
+/**
+ * Resolves a path the model gave (relative to the workspace, or absolute inside it) to a real
+ * path inside the workspace; throws a ToolError when it (or a symlink on the way) leads outside.
+ */
+export function resolveInWorkspace(ctx: Pick<ToolContext, "workspace">, input: string): ResolvedPath {
+  const root = workspaceRoot(ctx);
+  if (input.includes("\0")) throw new ToolError(`invalid path ${JSON.stringify(input)}: contains a NUL byte`);
+  const raw = input.trim() === "" ? "." : input;
+  const lexical = isAbsolute(raw) ? resolve(raw) : resolve(root, raw);
+  // An absolute path may name the workspace through a symlinked prefix (e.g. /tmp vs /private/tmp):
+  // only the real path decides.
+  const real = realpathLoose(lexical);
+  if (!isInside(root, real)) {
+    const via = real !== lexical && isInside(root, lexical) ? ` (it resolves to ${real} through a symbolic link)` : "";
+    throw new ToolError(`${input} is outside the workspace (${root})${via}; file tools only work inside the workspace`);
+  }
+  const rel = relative(root, real) || ".";
+  return { abs: real, rel, root };
+}
+
+/** Workspace-relative display form of a real path. */
+export function displayPath(root: string, abs: string): string {
+  return relative(root, abs) || ".";
+}
+
+// ───────────────────────── writes ─────────────────────────
+
+/** Writes a file atomically (temp file in the same folder, then rename), keeping an existing file's mode. */
+export function atomicWrite(abs: string, data: string): void {
+  const dir = dirname(abs);
+  mkdirSync(dir, { recursive: true });
+  let mode: number | undefined;
+  try {
+    const st = statSync(abs);
+    if (st.isDirectory()) throw new ToolError(`${abs} is a directory`);
+    mode = st.mode & 0o7777;
+  } catch (err) {
+    if (err instanceof ToolError) throw err;
+  }
+  const tmp = join(dir, `.${basename(abs)}.lethe-${process.pid}-${randomBytes(4).toString("hex")}.tmp`);
+  let fd: number | undefined;
+  try {
+    fd = openSync(tmp, "wx", mode ?? 0o666);
+    const buf = Buffer.from(data, "utf8");
+    let off = 0;
+    while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
+    fsyncSync(fd);
+    closeSync(fd);
+    fd = undefined;
+    if (mode !== undefined) chmodSync(tmp, mode);
+    renameSync(tmp, abs);
+  } catch (err) {
+    if (fd !== undefined) {
+      try {
+        closeSync(fd);
+      } catch {
+        // already closed
+      }
+    }
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // never created or already renamed
+    }
+    throw err;
+  }
+}
+
+/** Asks the host before a side effect; true when allowed (no askPermission means allowed). */
+export async function permitted(ctx: ToolContext, tool: string, summary: string, detail?: string): Promise<boolean> {
+  if (!ctx.askPermission) return true;
+  return ctx.askPermission({ tool, summary, ...(detail !== undefined ? { detail } : {}) });
+}
+
+/** Counts lines the way editors do: "a\nb" and "a\nb\n" are both 2 lines; "" is 0. */
+export function countLines(text: string): number {
+  if (text === "") return 0;
+  let n = 0;
+  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) n++;
+  return text.endsWith("\n") ? n : n + 1;
+}
