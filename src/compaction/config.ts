@@ -201,17 +201,24 @@ export function rebuildBudgets(w: ModelWindow, c: CompactionConfig = DEFAULT_CON
   const threshold = autoCompactThreshold(w, c);
   const full = s.maxOutputTokens + s.userMessagesTokens + s.keepTailTokens + s.restoreTotalTokens;
   // The share of the threshold a rebuild may take: a quarter on small windows, up to the
-  // defaults' ~65% on a 200k window (Claude Code's own budgets sit there).
+  // defaults' ~66% on a 200k window (Claude Code's own budgets sit there).
   const share = 0.25 + 0.41 * Math.min(1, Math.max(0, (threshold - 40_000) / 127_000));
-  const f = Math.min(1, (share * threshold) / full);
-  const scale = (n: number) => Math.floor(n * f);
+  const total = share * threshold;
+  // When the defaults do not fit, split what there is. The user's own words get the
+  // largest part: they are short and cannot be re-derived, unlike files (re-read) or
+  // tool output (re-run).
+  const fits = total >= full;
+  const part = (n: number, p: number) => (fits ? n : Math.min(n, Math.floor(total * p)));
+  const restoreTotalTokens = part(s.restoreTotalTokens, 0.1);
   return {
-    summaryTokens: scale(s.maxOutputTokens),
-    userMessagesTokens: scale(s.userMessagesTokens),
-    keepTailTokens: scale(s.keepTailTokens),
+    summaryTokens: part(s.maxOutputTokens, 0.25),
+    userMessagesTokens: part(s.userMessagesTokens, 0.55),
+    /** The latest request is kept whole up to this size (it is always kept). */
+    latestRequestTokens: Math.max(s.userMessagesTokens, Math.floor(threshold * 0.25)),
+    keepTailTokens: part(s.keepTailTokens, 0.1),
     restoreFiles: s.restoreFiles,
-    restoreFileTokens: Math.min(s.restoreFileTokens, scale(s.restoreTotalTokens)),
-    restoreTotalTokens: scale(s.restoreTotalTokens),
+    restoreFileTokens: Math.min(s.restoreFileTokens, restoreTotalTokens),
+    restoreTotalTokens,
     ledgerTokens: Math.max(500, Math.floor(threshold * 0.05)),
   };
 }

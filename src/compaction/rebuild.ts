@@ -10,6 +10,8 @@ import { LATEST_REQUEST_PREFIX, REBUILD_TAG, USER_MESSAGE_PREFIX, selectUserMess
 export interface RebuildBudgets {
   /** The user's own messages, newest first (the latest always). */
   userMessagesTokens: number;
+  /** The latest request is kept whole up to this size. */
+  latestRequestTokens?: number;
   /** Newest whole rounds kept verbatim after the summary. */
   keepTailTokens: number;
   restoreFiles: number;
@@ -152,7 +154,7 @@ export function rebuild(input: RebuildInput): RebuildResult {
 
   const tailTyped = userMessagesOf(tail);
   const carried = userMessagesOf(before);
-  const sel = selectUserMessages(carried, budgets.userMessagesTokens, counter);
+  const sel = selectUserMessages(carried, budgets.userMessagesTokens, counter, budgets.latestRequestTokens);
   const ledger = ledgerOf(history);
   const todos = todosOf(history);
 

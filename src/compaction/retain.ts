@@ -12,7 +12,7 @@ export const TODO_TAG = "<lethe-todos>";
 
 /** Text the user typed (not tool results, not text lethe itself wrote). */
 // Everything lethe writes into a user message starts with "[lethe" or "<lethe-".
-function isOwnText(text: string): boolean {
+export function isLetheText(text: string): boolean {
   return text.startsWith("[lethe") || text.startsWith("<lethe-") || text.startsWith("[conversation continues]");
 }
 
@@ -24,14 +24,19 @@ export function userMessagesOf(history: readonly Message[]): string[] {
   const out: string[] = [];
   for (const m of history) {
     if (m.role !== "user") continue;
-    const typed: string[] = [];
+    // Block order is time order: typed text before a carried block is older than it.
+    let typed: string[] = [];
+    const flush = () => {
+      if (typed.length > 0) out.push(typed.join("\n"));
+      typed = [];
+    };
     for (const b of blocksOf(m)) {
       if (b.type !== "text") continue;
-      if (b.text.startsWith(USER_MESSAGE_PREFIX)) out.push(b.text.slice(USER_MESSAGE_PREFIX.length));
-      else if (b.text.startsWith(LATEST_REQUEST_PREFIX)) out.push(b.text.slice(LATEST_REQUEST_PREFIX.length));
-      else if (b.text.trim() !== "" && !isOwnText(b.text)) typed.push(b.text);
+      if (b.text.startsWith(USER_MESSAGE_PREFIX)) (flush(), out.push(b.text.slice(USER_MESSAGE_PREFIX.length)));
+      else if (b.text.startsWith(LATEST_REQUEST_PREFIX)) (flush(), out.push(b.text.slice(LATEST_REQUEST_PREFIX.length)));
+      else if (b.text.trim() !== "" && !isLetheText(b.text)) typed.push(b.text);
     }
-    if (typed.length > 0) out.push(typed.join("\n"));
+    flush();
   }
   return out;
 }
@@ -40,12 +45,19 @@ export function userMessagesOf(history: readonly Message[]): string[] {
  * The messages to keep, oldest first: the newest ones whose total fits `budget` tokens.
  * The latest is always kept (cut to the budget if it alone is larger, head and tail).
  */
-export function selectUserMessages(all: readonly string[], budget: number, counter: TokenCounter): { kept: string[]; latest: string | undefined; dropped: number } {
+export function selectUserMessages(
+  all: readonly string[],
+  budget: number,
+  counter: TokenCounter,
+  /** The latest request is kept whole up to this size even beyond `budget`. */
+  latestMax = budget,
+): { kept: string[]; latest: string | undefined; dropped: number } {
   if (all.length === 0) return { kept: [], latest: undefined, dropped: 0 };
   let latest = all[all.length - 1]!;
   let used = counter.text(latest);
-  if (used > budget) {
-    const keep = Math.max(200, Math.floor((latest.length * budget) / used / 2));
+  const cap = Math.max(budget, latestMax);
+  if (used > cap) {
+    const keep = Math.max(200, Math.floor((latest.length * cap) / used / 2));
     latest = `${latest.slice(0, keep)}\n[… ${latest.length - 2 * keep} characters of this message are in the transcript …]\n${latest.slice(-keep)}`;
     used = counter.text(latest);
   }

@@ -2,13 +2,20 @@
 // task) and the newest messages, and leave one boundary note saying how many messages
 // went and where they are archived.
 //
+// Like a summary's rebuild, the boundary carries the user's own messages and the file
+// ledger of what it removed, so a later compaction still sees them.
+//
 // Cut points keep every tool_use/tool_result pair whole: the head ends with a user
 // message (so any tool_use in it is answered inside the head) and the tail starts with
 // an assistant message (so no tool_result in the tail lost its tool_use). The boundary
 // note is appended to the head's last user message, which keeps roles alternating.
 import { blocksOf } from "../messages/blocks.ts";
-import type { Message } from "../messages/types.ts";
-import { autoCompactThreshold } from "./config.ts";
+import type { ContentBlock, Message } from "../messages/types.ts";
+
+const isCarried = (text: string) => isLetheText(text) || text.startsWith(USER_MESSAGE_PREFIX);
+import { autoCompactThreshold, rebuildBudgets } from "./config.ts";
+import { ledgerOf, renderLedger } from "./ledger.ts";
+import { USER_MESSAGE_PREFIX, isLetheText, selectUserMessages, userMessagesOf } from "./retain.ts";
 import { snipBoundary } from "./markers.ts";
 import type { LayerContext, LayerResult, SnipEvent } from "./types.ts";
 
@@ -37,7 +44,19 @@ export function snip(history: readonly Message[], ctx: LayerContext): LayerResul
 
   const last = history[cut.head - 1]!;
   const note = snipBoundary({ removed: cut.tail - cut.head, from: cut.head, to: cut.tail, archivePath: ctx.archivePath });
-  const bounded: Message = { ...last, content: [...blocksOf(last), { type: "text", text: note }] };
+  // What must survive verbatim goes with the boundary (as it does with a summary): the
+  // user's own messages and the file ledger of the removed part, plus what an earlier
+  // snip carried here. The head message's own content stays as it was.
+  const own = blocksOf(last).filter((b) => !(b.type === "text" && isCarried(b.text)));
+  const carriedBefore: Message = { role: "user", content: blocksOf(last).filter((b) => b.type === "text" && isCarried(b.text)) };
+  const scope = [carriedBefore, ...history.slice(cut.head, cut.tail)];
+  const budgets = rebuildBudgets(ctx.window, ctx.config);
+  const users = selectUserMessages(userMessagesOf(scope), budgets.userMessagesTokens, ctx.tokens, budgets.latestRequestTokens);
+  const kept = users.latest === undefined ? users.kept : [...users.kept, users.latest];
+  const ledger = ledgerOf(scope);
+  const carried: ContentBlock[] = [{ type: "text", text: note }, ...kept.map((t) => ({ type: "text" as const, text: `${USER_MESSAGE_PREFIX}${t}` }))];
+  if (ledger.read.size + ledger.modified.size > 0) carried.push({ type: "text", text: renderLedger(ledger) });
+  const bounded: Message = { ...last, content: [...own, ...carried] };
   const out = [...history.slice(0, cut.head - 1), bounded, ...history.slice(cut.tail)];
 
   let freed = ctx.tokens.message(last) - ctx.tokens.message(bounded);

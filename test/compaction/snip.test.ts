@@ -76,3 +76,25 @@ test("snipCut never puts a tool_result at the start of the tail nor ends the hea
     }
   }
 });
+
+test("the boundary carries the removed part's user messages and file ledger, once, across snips", async () => {
+  const { user: u, said: s, calls: c, results: r } = await import("../support/build.ts");
+  const { userMessagesOf } = await import("../../src/compaction/retain.ts");
+  const { ledgerOf } = await import("../../src/compaction/ledger.ts");
+  const h: Message[] = [u("task"), s("ok"), u("second")];
+  for (let i = 0; i < 30; i++) {
+    h.push(c(["edit_file", { path: `src/f${i}.ts` }, `e${i}`]), r([`e${i}`, "ok"]));
+    if (i === 5) h.push(s("noted"), u("please also update the docs"));
+  }
+  const ctx = context({ config: noGate });
+  const once = snip(h, ctx).history;
+  assert.ok(once.length < h.length);
+  assert.deepEqual(userMessagesOf(once), ["task", "second", "please also update the docs"]);
+  assert.equal(ledgerOf(once).modified.size, 30);
+  const more = [...once];
+  for (let i = 30; i < 50; i++) more.push(c(["edit_file", { path: `src/f${i}.ts` }, `e${i}`]), r([`e${i}`, "ok"]));
+  const twice = snip(more, ctx).history;
+  assert.deepEqual(userMessagesOf(twice), ["task", "second", "please also update the docs"]);
+  assert.equal(ledgerOf(twice).modified.size, 50);
+  assert.equal((JSON.stringify(twice).match(/<lethe-files>/g) ?? []).length, 1);
+});
