@@ -10,7 +10,8 @@
 //   - whitespace runs (indentation, blank lines) are one piece; the last space before a word or
 //     punctuation joins that piece; newlines right after punctuation join it ("{\n", "')\n");
 //   - punctuation runs by length; runs of one repeated char ("=====", "────") cost little;
-//   - non-Latin scripts per char (Greek/Cyrillic ~0.4, Indic ~0.5, Japanese/Chinese ~0.7–0.9);
+//   - other scripts per char: Japanese/Chinese ~0.6–0.8 per char, Greek/Cyrillic/Arabic/Indic
+//     ~0.25–0.35 per letter after a word's first;
 //   - long [A-Za-z0-9+/] runs that look random (base64, keys, ids) per char: BPE finds no long
 //     merges in them.
 // Every char adds a non-negative amount or moves cost between pieces in a way that never lowers
@@ -91,7 +92,7 @@ export const W = {
   RANDOM_SWITCH: 22, // per change between lower case, upper case, digits and +/ in such a run
   REPEAT_PUNCT: 23, // a punctuation char equal to the two before it, 3rd to 8th of the run
   REPEAT_LONG: 24, // ... beyond the 8th ("^" × 64 is 8 tokens)
-  RULER: 25, // a repeated char of "=-#*./_~+%─", 3rd to 8th: the vocabulary has 32–64-char runs
+  RULER: 25, // a repeated char of "=-#*./_~+%─", 3rd to 8th: the vocabulary has 16–64-char runs
   RULER_LONG: 26, // ... beyond the 8th
   ESCAPE: 27, // the letter of a backslash escape ("\\n" in JSON strings is one token; the word after it another)
   PUNCT: 28, // 4 entries: the 1st, 2nd, 3rd and each further char of a punctuation run
@@ -99,7 +100,6 @@ export const W = {
   //           tab), its 1st letter, then each letter at positions 2–4, 5–6, 7–8, 9–10, 11+
   SIZE: 62,
 } as const;
-const PUNCT_STEPS = 4;
 const WORD_STEPS = 6;
 const LEADS = 5;
 /** Letter position (1-based, capped at 11) → entry of the word table. */
@@ -109,19 +109,12 @@ const LEAD_NONE = 0, LEAD_SPACE = 1, LEAD_CHEAP = 2, LEAD_PUNCT = 3, LEAD_TAB = 
  * one token, "/usr" "=value" "-name" usually two. */
 const LEAD = new Uint8Array(128).fill(LEAD_PUNCT);
 for (const ch of "._([#@$`") LEAD[ch.charCodeAt(0)] = LEAD_CHEAP;
-/** Chars whose long runs are few tokens ("=" × 64 is one token, "(" × 64 sixteen). */
-const RULER = new Uint8Array(65536);
-for (const ch of "=-#*./_~+%─") RULER[ch.charCodeAt(0)] = 1;
+/** Chars whose long runs are few tokens: "=-#*./_~+%─" ("=" × 64 is one token, "(" × 64 sixteen). */
+const isRuler = (c: number): boolean =>
+  c === 0x3d || c === 0x2d || c === 0x23 || c === 0x2a || c === 0x2e || c === 0x2f || c === 0x5f || c === 0x7e || c === 0x2b || c === 0x25 || c === 0x2500;
 /** ASCII consonants (y counts as a vowel). */
 const CONSONANT = new Uint8Array(65536);
 for (const ch of "bcdfghjklmnpqrstvwxzBCDFGHJKLMNPQRSTVWXZ") CONSONANT[ch.charCodeAt(0)] = 1;
-/** Per-char weight of the non-Latin alphabetic classes. */
-const SCRIPT_WEIGHT = new Uint8Array(LOWSUR + 1);
-SCRIPT_WEIGHT[XLAT] = W.LATIN;
-SCRIPT_WEIGHT[XGRC] = W.GREEK_CYRILLIC;
-SCRIPT_WEIGHT[XOTH] = W.ALPHABET;
-SCRIPT_WEIGHT[XIND] = W.INDIC;
-
 const isLetterClass = (k: number): boolean => k <= UPPER || (k >= XLAT && k <= HANGUL);
 const isPunctClass = (k: number): boolean => k === SLASHPLUS || (k >= PUNCT && k <= CONTROL);
 
@@ -163,6 +156,14 @@ function randomRunExtra(text: string, from: number, to: number, charged: number,
   return replace ? r - charged : Math.max(0, r - charged);
 }
 
+/** (start, end, cost charged) of the [A-Za-z0-9+/] runs of 20+ chars met in one call. */
+const RUNS = new Float64Array(3 * 256);
+function flushRuns(text: string, used: number, w: Float64Array, replace: boolean): number {
+  let extra = 0;
+  for (let j = 0; j < used; j += 3) extra += randomRunExtra(text, RUNS[j]!, RUNS[j + 1]!, RUNS[j + 2]!, w, replace);
+  return extra;
+}
+
 /**
  * The unrounded estimate under weights `w`. `replace` charges random runs at their per-char
  * cost alone, which is linear in `w` (for calibration); the default charges the larger of that
@@ -171,19 +172,28 @@ function randomRunExtra(text: string, from: number, to: number, charged: number,
  */
 export function estimateWith(text: string, w: Float64Array, replace = false): number {
   const words = w === WEIGHTS ? WORDS : expandWords(w);
-  const wRepeatLetter = w[W.REPEAT_LETTER]!, wConsonant = w[W.CONSONANT]!, wUpper = w[W.UPPER]!;
-  let t = 0;
+  // Every weight in a local: loads at entry always run, so the compiler has type feedback for
+  // them (a first load inside a rare branch deoptimizes the loop, and at worst keeps doing so).
+  const wWs = w[W.WS]!, wNl = w[W.NL]!, wNlAfterPunct = w[W.NL_AFTER_PUNCT]!, wDigits = w[W.DIGITS]!;
+  const wUpper = w[W.UPPER]!, wConsonant = w[W.CONSONANT]!, wRepeatLetter = w[W.REPEAT_LETTER]!, wEscape = w[W.ESCAPE]!;
+  const wApos = w[W.APOS]!, wAposRest = w[W.APOS_REST]!, wControl = w[W.CONTROL]!, wEmoji = w[W.EMOJI]!, wCjkStart = w[W.CJK_START]!;
+  const wPunct1 = w[W.PUNCT]!, wPunct2 = w[W.PUNCT + 1]!, wPunct3 = w[W.PUNCT + 2]!, wPunct4 = w[W.PUNCT + 3]!;
+  const wLatin = w[W.LATIN]!, wGreekCyrillic = w[W.GREEK_CYRILLIC]!, wAlphabet = w[W.ALPHABET]!, wIndic = w[W.INDIC]!;
+  const wKana = w[W.KANA]!, wHan = w[W.HAN]!, wHangul = w[W.HANGUL]!, wSym = w[W.SYM]!, wSymNext = w[W.SYM_NEXT]!;
+  const wRuler = w[W.RULER]!, wRulerLong = w[W.RULER_LONG]!, wRepeatPunct = w[W.REPEAT_PUNCT]!, wRepeatLong = w[W.REPEAT_LONG]!;
+  // -0, not 0: doubles from the start, so the compiler keeps them unboxed (a small-integer start
+  // sometimes makes it box every addition).
+  let t = -0;
   let prev = NEWLINE; // the start of text behaves like the start of a line
   let prevCode = -1, same = 0; // length of the run of identical chars ending here
   let wl = 0, wordBase = 0, cons = 0; // letters in the current piece, its row in `words`, trailing consonants
-  let pl = 0, plSpace = false, lastPunct = 0, lastCode = 0; // punctuation run: length, led by a space, last char's cost and code
+  let pl = 0, plSpace = false, lastPunct = -0, lastCode = 0; // punctuation run: length, led by a space, last char's cost and code
   let aposWord = false; // the last char is an apostrophe right after a letter
   let esc = false; // the last char is the letter of a backslash escape
-  let dl = 0; // digits so far in the current digit run
-  let sp = 0, nl = false, tab = false; // pending spaces (after the last pending newline), newline piece; the last space is a tab
+  let sp = 0, nl = 0, tab = false; // pending spaces (after the last pending newline) and newlines; the last space is a tab
   let absorbNl = false; // newlines now join the preceding punctuation piece
-  let runStart = -1, runT0 = 0; // the current [A-Za-z0-9+/] run and the total before its first char
-  let longRuns: number[] | undefined; // (start, end, cost charged) of runs of 20+ chars
+  let runStart = -1, runT0 = -0; // the current [A-Za-z0-9+/] run and the total before its first char
+  let nRuns = 0; // entries used in RUNS
   const n = text.length;
   for (let i = 0; i < n; i++) {
     let c = text.charCodeAt(i);
@@ -220,10 +230,19 @@ export function estimateWith(text: string, w: Float64Array, replace = false): nu
     if (k === LOWSUR) continue;
     const inRun = k <= SLASHPLUS;
     if (!inRun && runStart >= 0) {
-      if (i - runStart >= 20) (longRuns ??= []).push(runStart, i, t - runT0); // priced after the loop
+      if (i - runStart >= 20) {
+        // Priced after the loop (keeps the loop small for the compiler); flush when full.
+        if (nRuns === RUNS.length) {
+          t += flushRuns(text, nRuns, w, replace);
+          nRuns = 0;
+        }
+        RUNS[nRuns++] = runStart;
+        RUNS[nRuns++] = i;
+        RUNS[nRuns++] = t - runT0;
+      }
       runStart = -1;
     }
-    if (aposWord && !((k === LOWER || k === UPPER) && isContractionLetter(c))) t += w[W.APOS_REST]!;
+    if (aposWord && !((k === LOWER || k === UPPER) && isContractionLetter(c))) t += wAposRest;
     if (k === SPACE) {
       // A whitespace run is priced when the char after it is known.
       sp++;
@@ -246,9 +265,9 @@ export function estimateWith(text: string, w: Float64Array, replace = false): nu
     if (k === NEWLINE) {
       if (absorbNl || isPunctClass(prev)) {
         absorbNl = true;
-        t += w[W.NL_AFTER_PUNCT]!;
+        t += wNlAfterPunct;
       } else {
-        nl = true;
+        nl++;
         sp = 0; // spaces before a newline belong to the newline piece
       }
       aposWord = false;
@@ -256,33 +275,34 @@ export function estimateWith(text: string, w: Float64Array, replace = false): nu
       continue;
     }
     // Settle pending whitespace now that the next piece is known.
+    // A whitespace piece is one token up to ~100 spaces or 16 newlines, then one more per as many.
     let led = false; // the last pending space leads this piece
-    if (sp > 0 || nl) {
-      if (nl) t += w[W.NL]!;
+    if (sp > 0 || nl > 0) {
+      if (nl > 0) t += wNl * (1 + (nl >> 4));
       if (sp > 0) {
         // Digits take no leading space, punctuation no leading tab.
-        if (k === DIGIT || (tab && isPunctClass(k))) t += sp >= 2 ? 2 * w[W.WS]! : w[W.WS]!;
+        if (k === DIGIT || (tab && isPunctClass(k))) t += wWs * ((sp >= 2 ? 2 : 1) + (sp >> 7));
         else {
-          if (sp >= 2) t += w[W.WS]!;
+          if (sp >= 2) t += wWs * (1 + (sp >> 7));
           led = true;
         }
       }
-      sp = 0;
-      nl = false;
+      sp = nl = 0;
     }
     const glued = absorbNl; // "[\r\n/]*" after punctuation takes slashes too: "});\n\n//"
     absorbNl = false;
-    let own = 0; // this char's own cost
+    const at = i; // (the digit branch moves i to the end of the digit run)
+    let own = -0; // this char's own cost
     if (k <= UPPER || (k >= XLAT && k <= XIND)) {
       if (isLetterClass(prev) && !escaped && !(k === UPPER && (prev === LOWER || prev === XLAT || prev === XGRC))) {
         wl++;
-        own = k <= UPPER ? words[wordBase + (wl < 11 ? wl : 11)]! : w[SCRIPT_WEIGHT[k]!]!;
-        if (k === UPPER) own += w[W.UPPER]!;
+        own = k <= UPPER ? words[wordBase + (wl < 11 ? wl : 11)]! : k === XLAT ? wLatin : k === XGRC ? wGreekCyrillic : k === XOTH ? wAlphabet : wIndic;
+        if (k === UPPER) own += wUpper;
       } else if (aposWord && k <= UPPER && isContractionLetter(c)) {
         wl++; // "don't", "it's": the suffix continues the word
         own = words[wordBase + (wl < 11 ? wl : 11)]!;
       } else if (k <= UPPER && prev === PUNCT && lastCode === 0x5c && pl === 1 && !plSpace) {
-        own = w[W.ESCAPE]!; // "\\n", "\\t": the next letter starts a word of its own
+        own = wEscape; // "\\n", "\\t": the next letter starts a word of its own
         esc = true;
         wl = 0;
       } else {
@@ -304,8 +324,14 @@ export function estimateWith(text: string, w: Float64Array, replace = false): nu
       if (same >= 3 && k <= UPPER) own = wRepeatLetter;
       aposWord = false;
     } else if (k === DIGIT) {
-      dl = prev === DIGIT ? dl + 1 : 1;
-      if (dl % 3 === 1) own = w[W.DIGITS]!;
+      // Groups of up to 3 digits, counted from the start of the run.
+      let dl = 1;
+      own = wDigits;
+      while (i + 1 < n && (c = text.charCodeAt(i + 1)) >= 0x30 && c <= 0x39) {
+        i++;
+        if (++dl % 3 === 1) own += wDigits;
+      }
+      prevCode = c = text.charCodeAt(i);
       wl = 0;
       aposWord = false;
     } else if (isPunctClass(k)) {
@@ -315,67 +341,93 @@ export function estimateWith(text: string, w: Float64Array, replace = false): nu
         plSpace = led;
       }
       aposWord = k === APOS && pl === 1 && !plSpace && (prev <= UPPER || (prev >= XLAT && prev <= XIND));
-      if (same >= 3) own = w[(RULER[c] === 1 ? W.RULER : W.REPEAT_PUNCT) + (same > 8 ? 1 : 0)]!;
-      else if (aposWord) own = w[W.APOS]!;
-      else if (k === CONTROL) own = w[W.CONTROL]!;
-      else if (k === SYM) own = w[pl === 1 ? W.SYM : W.SYM_NEXT]!;
-      else if (k === EMOJI) own = w[W.EMOJI]!;
-      else own = w[W.PUNCT + (pl < PUNCT_STEPS ? pl : PUNCT_STEPS) - 1]!;
+      if (same >= 3) own = isRuler(c) ? (same > 8 ? wRulerLong : wRuler) : same > 8 ? wRepeatLong : wRepeatPunct;
+      else if (aposWord) own = wApos;
+      else if (k === CONTROL) own = wControl;
+      else if (k === SYM) own = pl === 1 ? wSym : wSymNext;
+      else if (k === EMOJI) own = wEmoji;
+      else own = pl === 1 ? wPunct1 : pl === 2 ? wPunct2 : pl === 3 ? wPunct3 : wPunct4;
       lastPunct = own;
       lastCode = c;
       if (k === CONTROL) pl = 0; // BPE never merges across it: the next char starts afresh
       if (k !== APOS) wl = 0;
     } else {
       // Kana, han, hangul: a CJK piece; a char leading it stays its own token.
-      own = (prev === KANA || prev === HAN || prev === HANGUL ? 0 : w[W.CJK_START]!) + w[k === KANA ? W.KANA : k === HAN ? W.HAN : W.HANGUL]!;
+      own = (prev === KANA || prev === HAN || prev === HANGUL ? 0 : wCjkStart) + (k === KANA ? wKana : k === HAN ? wHan : wHangul);
       wl = 0;
       aposWord = false;
     }
     if (inRun && runStart < 0) {
-      runStart = i;
+      runStart = at;
       runT0 = t;
     }
     t += own;
     prev = k;
   }
-  if (runStart >= 0 && n - runStart >= 20) (longRuns ??= []).push(runStart, n, t - runT0);
-  if (longRuns) for (let j = 0; j < longRuns.length; j += 3) t += randomRunExtra(text, longRuns[j]!, longRuns[j + 1]!, longRuns[j + 2]!, w, replace);
-  if (nl) t += w[W.NL]!;
-  if (sp > 0) t += w[W.WS]!;
-  return t;
+  // Straight-line code, no rare branches: a branch first taken here, after a long loop, sends the
+  // compiler's loop code into a deoptimization loop.
+  t += randomRunExtra(text, runStart >= 0 ? runStart : n, n, t - runT0, w, replace) + flushRuns(text, nRuns, w, replace);
+  // Trailing whitespace is a token of its own; a single trailing space is charged no more than
+  // whatever could absorb it next, so appending text never lowers the estimate.
+  const wWsEnd = replace ? wWs : Math.min(wWs, wPunct1, wSym, wEmoji, wControl, wCjkStart + Math.min(wKana, wHan, wHangul), words[12 + 1]!, words[48 + 1]!);
+  t += (nl > 0 ? wNl * (1 + (nl >> 4)) : 0) + (sp >= 2 ? wWs * (1 + (sp >> 7)) : sp > 0 ? wWsEnd : 0);
+  return t + 0; // never -0
 }
 
-// Calibrated weights (bench/calibrate-estimator.ts): provisional until fitted.
+// Weights in tokens, fitted by bench/calibrate-estimator.ts against exact o200k on the benchmark
+// material (least absolute relative error per document, every category weighing the same; the
+// per-script weights on zod's locale messages). Zeros are real: that char or letter adds nothing.
+const FITTED = {
+  WS: 1.02, // every whitespace run is a single token
+  NL: 1.09, // "\n", "\n\n", "  \n" likewise
+  NL_AFTER_PUNCT: 0, // "{\n", ");\n", "',\n" are single tokens
+  DIGITS: 1.09, // each 1–3 digit group is a token (a bit more: numbers come with separators)
+  SYM: 1.03, // "→", "—", "│": one token each (all multi-byte)
+  SYM_NEXT: 0.65, // "├──", "…)": some pairs merge
+  EMOJI: 1.59, // astral chars are 4 UTF-8 bytes: often 2 tokens
+  LATIN: 1.37, // "é" inside a word: most such words are not English and split a lot
+  GREEK_CYRILLIC: 0.26, // "χαρακτήρες" 4 tokens, "символов" 2–3
+  ALPHABET: 0.25, // Arabic, Hebrew, Armenian, Georgian: similar
+  INDIC: 0.33, // Indic and Thai: letters and vowel signs
+  KANA: 0.82, // Japanese: about 0.8 tokens per char
+  HAN: 0.64, // Chinese characters: common ones merge in pairs
+  HANGUL: 0.41, // Korean syllables (little material: ko locale only)
+  CJK_START: 0.66, // each CJK run starts a new piece
+  UPPER: 0.13, // "HTTP", "JSON": capitals merge less than small letters
+  CONSONANT: 0.58, // "xrng", "strptime": no vowel, no vocabulary entry
+  APOS: 0.21, // "don't", "it's" are single tokens ...
+  APOS_REST: 1, // ... but "'key'" closes with a token of its own
+  REPEAT_LETTER: 0.14, // "AAAAAAAA" (base64 of zeros) is one token
+  CONTROL: 1.09, // ESC of terminal colours: "\u001b" "[" "36" "m" are 4 tokens
+  RANDOM: 0.45, // base64 and ids: ~1.5 chars per token overall ...
+  RANDOM_SWITCH: 0.35, // ... more where case and digits alternate
+  REPEAT_PUNCT: 0.54, // "^^^^", "((((": short merges only
+  REPEAT_LONG: 0.21,
+  RULER: 0.26, // "=====", "-----", "#####": the vocabulary has runs of 16–64
+  RULER_LONG: 0.05,
+  ESCAPE: 0.41, // "\n" in a JSON string is a token; "\nimport" is two
+  // The 1st, 2nd, 3rd and further chars of a punctuation run: "(", "()", "());" are 1 token each.
+  PUNCT: [0.95, 0.11, 0, 0.58],
+  // A letter piece: its 1st letter, then each letter at positions 2–4, 5–6, 7–8, 9–10, 11+.
+  // Most words up to 8 letters are one token; after that they split.
+  WORD: {
+    none: [1.02, 0, 0, 0, 0.17, 0.62], // at a line start, after digits, "get|Element"
+    space: [1.02, 0, 0, 0, 0, 0], // " word": English prose, nearly always one token
+    cheap: [0.97, 0.03, 0, 0.21, 0, 0], // ".foo", "_bar", "(baz": usually one token
+    punct: [1.15, 0.18, 0, 0, 0.57, 0], // "/usr", "=value", "-name": often two
+    tab: [1.33, 0, 0, 0, 0.05, 0.25], // "\tfoo" is two tokens, "\tif" one
+  },
+};
+
 const WEIGHTS = new Float64Array(W.SIZE);
-(() => {
-  const v = WEIGHTS;
-  v[W.WS] = 1; v[W.NL] = 1; v[W.NL_AFTER_PUNCT] = 0.05; v[W.DIGITS] = 1; v[W.SYM] = 1; v[W.SYM_NEXT] = 0.5;
-  v[W.EMOJI] = 1.5; v[W.LATIN] = 0.4; v[W.GREEK_CYRILLIC] = 0.4; v[W.ALPHABET] = 0.5; v[W.INDIC] = 0.5;
-  v[W.KANA] = 0.7; v[W.HAN] = 0.85; v[W.HANGUL] = 0.8; v[W.CJK_START] = 0.2;
-  v[W.UPPER] = 0.2; v[W.CONSONANT] = 0.5; v[W.APOS] = 0.1; v[W.APOS_REST] = 0.9;
-  v[W.REPEAT_LETTER] = 0.12; v[W.REPEAT_PUNCT] = 0.3; v[W.REPEAT_LONG] = 0.03; v[W.RANDOM] = 0.66;
-  v[W.RANDOM_SWITCH] = 0; v[W.CONTROL] = 1; v[W.RULER] = 0.1; v[W.RULER_LONG] = 0.03; v[W.ESCAPE] = 0;
-  [1, 0.02, 0.25, 0.45].forEach((x, i) => (v[W.PUNCT + i] = x));
-  const word = [
-    [1, 0, 0.03, 0.08, 0.15, 0.25],
-    [1, 0, 0.01, 0.04, 0.05, 0.15],
-    [1.05, 0.01, 0.04, 0.1, 0.2, 0.3],
-    [1.2, 0.05, 0.15, 0.25, 0.3, 0.3],
-    [1.5, 0, 0.03, 0.08, 0.15, 0.25],
-  ];
-  word.forEach((row, lead) => row.forEach((x, i) => (v[W.WORD + lead * WORD_STEPS + i] = x)));
-})();
-
-const WORDS = expandWords(WEIGHTS);
-
-// Run every branch once at load, so that the optimizing compiler sees type feedback for all of
-// them: otherwise a rarely taken branch (a CJK char, an emoji) deoptimizes the hot loop later and
-// its speed varies 2× from run to run.
-estimateWith(
-  "Hi it's \tx\n\\n\"q\" O'Brien don'\n {\n\t}\n// ===== ^^^^ ──── 12345 a+b/c \u001b[1m→ é ж א ক 日本語 かな 한 😀 \r\n" +
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
-  WEIGHTS,
+for (const [name, value] of Object.entries(FITTED)) {
+  if (typeof value === "number") WEIGHTS[W[name as keyof typeof W]] = value;
+}
+FITTED.PUNCT.forEach((x, i) => (WEIGHTS[W.PUNCT + i] = x));
+[FITTED.WORD.none, FITTED.WORD.space, FITTED.WORD.cheap, FITTED.WORD.punct, FITTED.WORD.tab].forEach((row, lead) =>
+  row.forEach((x, i) => (WEIGHTS[W.WORD + lead * WORD_STEPS + i] = x)),
 );
+const WORDS = expandWords(WEIGHTS);
 
 /** Estimated o200k token count of `text` (an integer; 0 for ""). */
 export function estimateTokens(text: string): number {

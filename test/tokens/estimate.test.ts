@@ -1,0 +1,111 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import fc from "fast-check";
+import { estimateTokens } from "../../src/tokens/estimate.ts";
+import { countTokens } from "../../src/tokens/exact.ts";
+
+/** Relative error of the estimate against exact o200k. */
+const relErr = (s: string): number => (estimateTokens(s) - countTokens(s)) / countTokens(s);
+const chars4 = (s: string): number => (Math.ceil(s.length / 4) - countTokens(s)) / countTokens(s);
+
+function within(s: string, tol: number, label: string): void {
+  const e = relErr(s);
+  assert.ok(Math.abs(e) <= tol, `${label}: estimate ${estimateTokens(s)} vs exact ${countTokens(s)} (${(100 * e).toFixed(1)}%)`);
+}
+
+const japanese =
+  "エージェントは長い作業の途中でコンテキストウィンドウを使い切ることがある。古いツールの出力を要約し、最近のやり取りはそのまま残すことで、作業を止めずに続けられる。ファイルの一覧と変更履歴は必ず保持する。";
+const chinese =
+  "智能体在长时间的任务中可能会耗尽上下文窗口。我们把旧的工具输出压缩成摘要，保留最近的对话原文，这样任务就可以继续进行。读取和修改过的文件列表必须保留下来。";
+const jsonSamples = [
+  JSON.stringify({ type: "tool_use", id: "toolu_01A2b3C4d5E6f7G8h9", name: "bash", input: { command: "cd /repo && npm test -- --grep 'token counter' 2>&1 | tail -40", timeout: 120000 } }),
+  JSON.stringify(
+    {
+      todos: [
+        { content: "Add the exact counter", status: "completed", activeForm: "Adding the exact counter" },
+        { content: "Calibrate the estimator against o200k", status: "in_progress", activeForm: "Calibrating" },
+        { content: "Write the benchmark", status: "pending", activeForm: "Writing the benchmark" },
+      ],
+    },
+    null,
+    2,
+  ),
+];
+const codeSamples = [
+  `import { readFile } from "node:fs/promises";
+
+export interface Options {
+  maxTokens: number;
+  keepRecent?: number;
+}
+
+export async function loadTranscript(path: string, opts: Options): Promise<string[]> {
+  const text = await readFile(path, "utf8");
+  const lines = text.split("\\n").filter((l) => l.trim().length > 0);
+  if (lines.length > opts.maxTokens) {
+    throw new Error(\`transcript too long: \${lines.length} > \${opts.maxTokens}\`);
+  }
+  return lines.slice(-(opts.keepRecent ?? 20));
+}
+`,
+  `def summarize(messages, keep_recent=5):
+    """Replace all but the most recent messages with a summary."""
+    if len(messages) <= keep_recent:
+        return messages
+    older, recent = messages[:-keep_recent], messages[-keep_recent:]
+    text = "\\n".join(m["content"] for m in older if isinstance(m.get("content"), str))
+    summary = {"role": "user", "content": f"[summary of {len(older)} messages]\\n{text[:2000]}"}
+    return [summary] + recent
+`,
+];
+
+test("empty text is 0 tokens; any other text at least 1", () => {
+  assert.equal(estimateTokens(""), 0);
+  for (const s of ["a", " ", "\n", "7", "{", "中", "😀", "\u0000"]) assert.ok(estimateTokens(s) >= 1, JSON.stringify(s));
+  assert.ok(Number.isInteger(estimateTokens("an integer, always")));
+});
+
+test("Japanese and Chinese: near one token per char, unlike chars/4", () => {
+  for (const [label, s] of [["ja", japanese], ["zh", chinese]] as const) {
+    within(s, 0.1, label);
+    const perChar = estimateTokens(s) / s.length;
+    assert.ok(perChar > 0.6 && perChar < 1.1, `${label}: ${perChar.toFixed(2)} tokens/char`);
+    assert.ok(chars4(s) < -0.5, `${label}: chars/4 would be off by ${(100 * chars4(s)).toFixed(0)}%`);
+  }
+});
+
+test("JSON and code within 8% of exact", () => {
+  jsonSamples.forEach((s, i) => within(s, 0.08, `json ${i}`));
+  codeSamples.forEach((s, i) => within(s, 0.08, `code ${i}`));
+});
+
+test("a long base64 string within 8% of exact (chars/4 is off by half)", () => {
+  let b64 = "";
+  for (let i = 0; b64.length < 20_000; i++) b64 += createHash("sha256").update(`block ${i}`).digest("base64").replace(/=+$/, "");
+  within(b64, 0.08, "base64");
+  assert.ok(chars4(b64) < -0.4);
+  const hex = Array.from({ length: 40 }, (_, i) => createHash("sha1").update(`c${i}`).digest("hex")).join("\n");
+  within(hex, 0.1, "hex digests");
+});
+
+test("runs of one char are cheap, as in o200k (chars/4 gives 20 for 80 \"=\")", () => {
+  assert.ok(estimateTokens("=".repeat(80)) <= 8, `${estimateTokens("=".repeat(80))}`);
+  assert.ok(estimateTokens("-".repeat(80)) <= 8);
+  assert.ok(estimateTokens("A".repeat(4000)) < 1000);
+  // Whitespace runs are one token each, but a huge one is not: ~1 token per 100 spaces.
+  const blank = "x" + " ".repeat(20_000) + "y";
+  assert.ok(Math.abs(relErr(blank)) < 0.5, `${estimateTokens(blank)} vs ${countTokens(blank)}`);
+});
+
+test("property: appending text never lowers the estimate", () => {
+  const tricky = ["a", "Z", "s", "t", "1", "22", " ", "  ", "\t", "\n", "\r\n", "'", '"', "\\", "/", "+", "=", "==", "(", "{", "^", "é", "ж", "日", "か", "한", "😀", "→", "─", "\u001b", "AAAA", "iVBOR", "aB3", "don", "HTTP"];
+  const text = fc.oneof(
+    fc.string({ unit: "binary", maxLength: 60 }),
+    fc.array(fc.constantFrom(...tricky), { maxLength: 40 }).map((a) => a.join("")),
+  );
+  fc.assert(
+    fc.property(text, text, (a, b) => estimateTokens(a + b) >= estimateTokens(a)),
+    { numRuns: 2000 },
+  );
+});
