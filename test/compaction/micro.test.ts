@@ -70,3 +70,18 @@ test("the error flag of a cleared result is kept", () => {
   assert.ok(r.event);
   assert.equal((r.history[2]!.content as { is_error?: boolean }[])[0]!.is_error, true);
 });
+
+test("cache-aware: clearing that would rewrite a large cached suffix for little gain waits", () => {
+  // Four big bash results (the oldest is clearable), then more context after them.
+  const h = [...bashSession(4, 20_000)];
+  for (let i = 0; i < 4; i++) h.push(calls(["write_file", { path: `x${i}` }, `w${i}`]), results([`w${i}`, "z ".repeat(2_000)]));
+  h.push(said("ok"), user("go on"));
+  const lazy = micro(h, context({ config: { micro: { minSavingsTokens: 1_000 } } }));
+  assert.equal(lazy.event, null, "~6k saved × ~10 turns < 1.15 × ~25k rewritten");
+  const eager = micro(h, context({ config: { micro: { minSavingsTokens: 1_000, cacheAware: false } } }));
+  assert.ok(eager.event);
+  // The same clearing in a session that has already run many turns pays.
+  const long = [...h];
+  for (let i = 0; i < 120; i++) long.push(said(`step ${i}`), user("next"));
+  assert.ok(micro(long, context({ config: { micro: { minSavingsTokens: 1_000 } } })).event);
+});

@@ -49,6 +49,8 @@ export function digestClient(model: SummaryModel): ModelClient {
   };
 }
 
+const extraConfig = JSON.parse(process.env.LETHE_REPLAY_CONFIG ?? "{}");
+
 export const lethePolicy: Policy = {
   name: "lethe",
   describe:
@@ -65,7 +67,8 @@ export const lethePolicy: Policy = {
       readFile,
       summarizer: { client: digestClient(model), model: "replay-digest" },
       summarizerMode: "model",
-      config: { summary: { presummaryShare: 0 } },
+      // LETHE_REPLAY_CONFIG (JSON) overlays engine settings, to try variants.
+      config: { ...extraConfig, summary: { ...(extraConfig.summary ?? {}), presummaryShare: 0 } },
     });
     const call = { fixedTokens: systemTokens, system: session.system };
     return {
