@@ -31,6 +31,11 @@ export interface EngineOptions extends ModelWindow {
   hooks?: CompactHooks;
   /** Compactions are recorded here (boundary lines; a summary's rebuilt history, for resume). */
   transcript?: TranscriptWriter;
+  /**
+   * The host appends every message to the transcript before sending it (runAgent does), so
+   * results micro clears are already on disk there and are not written again.
+   */
+  transcriptHoldsHistory?: boolean;
   /** Where relative file paths are resolved when restoring recently read files. */
   workspace?: string;
   /** Reads a file for restoring after a summary; defaults to the disk under `workspace`. */
@@ -139,6 +144,7 @@ export function createEngine(opts: EngineOptions): Engine {
     lastResponseAt,
     archivePath,
     fixedTokens: call.fixedTokens ?? 0,
+    archived: opts.transcriptHoldsHistory ?? false,
   });
 
   function checked(history: Message[]): Message[] {

@@ -344,6 +344,7 @@ export async function replaySession(policy: Policy, session: Session, window: Wi
       continue;
     }
     if (pending.length > 0) {
+      run.arrive?.(pending);
       live = live.concat(pending);
       pending = [];
     }

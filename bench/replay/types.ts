@@ -65,6 +65,8 @@ export interface PolicySession {
    * summary itself is a SummaryModel call, excluded from the timing). Must not mutate `live` or its messages.
    */
   prepare(live: readonly Message[]): PolicyPrepared | Promise<PolicyPrepared>;
+  /** Not timed: what the host does as messages arrive (lethe's agent writes each to its transcript). */
+  arrive?(messages: readonly Message[]): void;
   /** The request was sent as `sent`; `reply` came back with `usage`. Not timed. */
   observe(sent: readonly Message[], reply: Message, usage: ReportedUsage): void;
 }

@@ -52,12 +52,13 @@ export function clearedPlaceholder(args: {
   toolUseId: string;
   call: string;
   tokens: number;
-  savedPath: string;
+  /** Where the original was saved; without it, the original is in the session transcript. */
+  savedPath?: string;
 }): string {
-  return (
-    `${CLEARED_PREFIX} to free context: ${args.call}, ~${fmt(args.tokens)} tokens. ` +
-    `Re-run it for fresh output, or read the saved copy at ${args.savedPath} (recall "${args.toolUseId}").]`
-  );
+  const where = args.savedPath
+    ? `read the saved copy at ${args.savedPath} (recall "${args.toolUseId}")`
+    : `recall "${args.toolUseId}" to read the original from the session transcript`;
+  return `${CLEARED_PREFIX} to free context: ${args.call}, ~${fmt(args.tokens)} tokens. Re-run it for fresh output, or ${where}.]`;
 }
 
 export function snipBoundary(args: { removed: number; from: number; to: number; archivePath?: string }): string {

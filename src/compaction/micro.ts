@@ -1,6 +1,6 @@
 // Layer 3, micro: replace old tool results the model has already seen with a short
 // placeholder, keeping the newest N intact. The original is saved to tool-results/
-// first, so the placeholder can say exactly where it is.
+// first (unless the transcript already holds it), so the placeholder says where it is.
 //
 // Two triggers:
 // - size: only when clearing frees at least minSavingsTokens. Every clear rewrites the
@@ -95,9 +95,9 @@ export function micro(history: readonly Message[], ctx: LayerContext): LayerResu
   let freed = 0;
   for (const c of candidates) {
     const id = c.original.tool_use_id;
-    const priced = clearedPlaceholder({ toolUseId: id, call: c.call, tokens: c.tokens, savedPath: c.savedPath ?? PATH_STANDIN });
+    const priced = clearedPlaceholder({ toolUseId: id, call: c.call, tokens: c.tokens, savedPath: c.savedPath ?? (ctx.archived ? undefined : PATH_STANDIN) });
     if (ctx.tokens.text(priced) + 8 >= c.tokens) continue;
-    const savedPath = c.savedPath ?? ctx.store.save(id, resultText(c.original.content));
+    const savedPath = c.savedPath ?? (ctx.archived ? undefined : ctx.store.save(id, resultText(c.original.content)));
     const replacement: ToolResultBlock = { ...c.original, content: clearedPlaceholder({ toolUseId: id, call: c.call, tokens: c.tokens, savedPath }) };
     const after = ctx.tokens.block(replacement);
     if (after >= c.tokens) continue;

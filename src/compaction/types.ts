@@ -33,6 +33,11 @@ export interface LayerContext {
   archivePath?: string;
   /** Tokens the request carries outside the history (system prompt, tool definitions). */
   fixedTokens?: number;
+  /**
+   * Every message of the history is already in the session transcript (the agent writes
+   * ahead), so micro need not save what it clears again: recall reads it from there.
+   */
+  archived?: boolean;
 }
 
 export interface PersistedResult {

@@ -85,3 +85,12 @@ test("cache-aware: clearing that would rewrite a large cached suffix for little 
   for (let i = 0; i < 120; i++) long.push(said(`step ${i}`), user("next"));
   assert.ok(micro(long, context({ config: { micro: { minSavingsTokens: 1_000 } } })).event);
 });
+
+test("with the transcript holding the history, micro writes nothing and points at recall", () => {
+  const h = bashSession(10, 20_000);
+  const ctx = { ...context(), archived: true };
+  const r = micro(h, ctx);
+  assert.ok(r.event);
+  assert.equal(ctx.store.files.size, 0);
+  assert.match(contentOf(r.history[2]) as string, /recall "t0" to read the original from the session transcript/);
+});

@@ -11,7 +11,9 @@
 // while the time inside the model call is measured and excluded from prepare_ms. Background
 // pre-summary is off (presummaryShare 0), as it is in digest mode: a replay has no model latency
 // to hide (bench:stall measures that).
+import { join } from "node:path";
 import { InvariantError, OverWindowError, createEngine } from "../../../src/engine.ts";
+import { openTranscript } from "../../../src/session/transcript.ts";
 import { ThrashError } from "../../../src/compaction/compactor.ts";
 import type { Message } from "../../../src/messages/types.ts";
 import type { ModelClient, ModelRequest, ModelResponse } from "../../../src/model/types.ts";
@@ -58,7 +60,12 @@ export const lethePolicy: Policy = {
     "engine.beforeRequest(history, {system, fixedTokens: exact system tokens}) timed, minus the time inside the summary model call; engine.observe(sent, reply, usage) untimed; " +
     "summary calls counted from its events (summarize/reactive)",
   start({ session, window, dir, clock, systemTokens, model, readFile }): PolicySession {
+    // As the agent does: every message is written to the transcript before it is sent, so
+    // micro need not save what it clears a second time.
+    const transcript = openTranscript(join(dir, "transcript.jsonl"), { header: { id: session.id, cwd: dir } });
     const engine = createEngine({
+      transcript,
+      transcriptHoldsHistory: true,
       contextWindow: window.contextWindow,
       maxOutputTokens: window.maxOutputTokens,
       sessionDir: dir,
@@ -79,7 +86,11 @@ export const lethePolicy: Policy = {
         const summaries = r.events.filter((e) => (e.kind === "summarize" || e.kind === "reactive") && e.summarizer !== "none").length;
         return { history: r.history, summaries, rebuilt: summaries > 0, acted: r.events.map((e) => e.kind) };
       },
+      arrive(messages) {
+        for (const m of messages) transcript.appendMessage(m);
+      },
       observe(sent, reply, usage) {
+        transcript.appendMessage(reply);
         engine.observe(sent, reply, usage, call);
       },
     };
