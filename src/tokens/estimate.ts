@@ -16,118 +16,32 @@
 //     merges in them.
 // Every char adds a non-negative amount or moves cost between pieces in a way that never lowers
 // the total, so appending text never lowers the estimate.
+//
+// Layout: ./estimate-classes.ts holds the character classes and per-char tables,
+// ./estimate-weights.ts the weight vector and its fitted values; this file the scan itself.
+import * as classes from "./estimate-classes.ts";
+import * as weights from "./estimate-weights.ts";
 
-// Character classes.
-const LOWER = 0, UPPER = 1, DIGIT = 2, SLASHPLUS = 3, SPACE = 4, NEWLINE = 5, PUNCT = 6, APOS = 7;
-const SYM = 8, EMOJI = 9, CONTROL = 10, XLAT = 11, XGRC = 12, XOTH = 13, XIND = 14, KANA = 15, HAN = 16, HANGUL = 17, LOWSUR = 18;
+export { W } from "./estimate-weights.ts";
 
-const CLASS = new Uint8Array(65536).fill(SYM);
-(() => {
-  const set = (from: number, to: number, k: number): void => void CLASS.fill(k, from, to + 1);
-  set(0, 127, PUNCT);
-  set(0, 0x1f, CONTROL); // ESC in terminal colours: "\u001b" "[" "36" "m" are 4 tokens
-  CLASS[0x7f] = CONTROL;
-  set(0x61, 0x7a, LOWER);
-  set(0x41, 0x5a, UPPER);
-  set(0x30, 0x39, DIGIT);
-  // JavaScript's \s, which the o200k regex uses.
-  for (const c of [0x09, 0x0b, 0x0c, 0x20, 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff]) CLASS[c] = SPACE;
-  set(0x2000, 0x200a, SPACE);
-  CLASS[0x0a] = CLASS[0x0d] = NEWLINE;
-  CLASS[0x2b] = CLASS[0x2f] = SLASHPLUS; // '+' and '/': punctuation that also occurs in base64
-  CLASS[0x27] = APOS;
-  // Letters: Latin with accents, Greek/Cyrillic, other alphabets (Armenian, Hebrew, Arabic,
-  // Georgian), Indic and South-East Asian scripts (their vowel signs included), CJK.
-  set(0xc0, 0x2af, XLAT);
-  CLASS[0xd7] = CLASS[0xf7] = SYM;
-  CLASS[0xaa] = CLASS[0xb5] = CLASS[0xba] = XLAT;
-  set(0x300, 0x36f, XLAT); // combining accents
-  set(0x1e00, 0x1eff, XLAT);
-  set(0xff21, 0xff3a, XLAT);
-  set(0xff41, 0xff5a, XLAT);
-  set(0x370, 0x52f, XGRC);
-  CLASS[0x37e] = CLASS[0x387] = SYM;
-  set(0x1f00, 0x1fff, XGRC);
-  set(0x531, 0x8ff, XOTH);
-  set(0x10a0, 0x10ff, XOTH);
-  set(0x900, 0xeff, XIND);
-  set(0x1000, 0x109f, XIND);
-  set(0x1780, 0x17ff, XIND);
-  set(0x3041, 0x30ff, KANA);
-  CLASS[0x30fb] = SYM; // ・
-  set(0xff66, 0xff9f, KANA);
-  set(0x3400, 0x4dbf, HAN);
-  set(0x4e00, 0x9fff, HAN);
-  set(0xf900, 0xfaff, HAN);
-  set(0x1100, 0x11ff, HANGUL);
-  set(0xac00, 0xd7af, HANGUL);
-  set(0xd800, 0xdbff, EMOJI); // astral chars are mostly emoji
-  set(0xdc00, 0xdfff, LOWSUR);
-})();
+// Module constants, not imported bindings: TurboFan folds this module's own constants into the
+// scan's code, but reads an import through its module cell at every use (with named imports the
+// scan ran ~50% more instructions). The helpers below stay in this file for the same reason.
+const {
+  APOS, CLASS, CONSONANT, CONTROL, DIGIT, EMOJI, HAN, HANGUL, KANA, LEAD, LEAD_NONE, LEAD_SPACE, LEAD_TAB, LOWER, LOWSUR,
+  NEWLINE, PUNCT, SLASHPLUS, SPACE, SYM, UPPER, XGRC, XIND, XLAT, XOTH,
+} = classes;
+const { W, WEIGHTS, WORDS, expandWords } = weights;
 
-/** Index of each weight (tokens) in the weight vector. */
-export const W = {
-  WS: 0, // a run of spaces/tabs (one piece whatever its length)
-  NL: 1, // a run of newlines (with the blank-line spaces between them)
-  NL_AFTER_PUNCT: 2, // newlines directly after punctuation join its piece ("{\n", ");\n")
-  DIGITS: 3, // each group of up to 3 digits
-  SYM: 4, // a non-ASCII symbol starting a punctuation run (→, —, “, │)
-  SYM_NEXT: 5, // a further one in the run ("├──")
-  EMOJI: 6, // each astral char (emoji)
-  LATIN: 7, // each accented Latin letter after the first of a piece
-  GREEK_CYRILLIC: 8, // each Greek/Cyrillic letter after the first of a piece
-  ALPHABET: 9, // each Armenian/Hebrew/Arabic/Georgian letter after the first of a piece
-  INDIC: 10, // each Indic/Thai char (letters and vowel signs) after the first of a piece
-  KANA: 11,
-  HAN: 12,
-  HANGUL: 13,
-  CJK_START: 14, // extra per CJK piece
-  UPPER: 15, // extra per capital that is not the first of its piece ("HTTP", "XMLHttp")
-  CONSONANT: 16, // extra per letter from the 4th of a run of consonants ("xcvbn", "strptime")
-  APOS: 17, // an apostrophe right after a letter ("don't", "it's" are one token)
-  APOS_REST: 18, // ... when no contraction follows it ("'key']": the apostrophe is a token)
-  REPEAT_LETTER: 19, // a letter equal to the two before it ("AAAAAAAA" is one token)
-  CONTROL: 20, // each control char (ESC of terminal colours)
-  RANDOM: 21, // per char of a base64-like run
-  RANDOM_SWITCH: 22, // per change between lower case, upper case, digits and +/ in such a run
-  REPEAT_PUNCT: 23, // a punctuation char equal to the two before it, 3rd to 8th of the run
-  REPEAT_LONG: 24, // ... beyond the 8th ("^" × 64 is 8 tokens)
-  RULER: 25, // a repeated char of "=-#*./_~+%─", 3rd to 8th: the vocabulary has 16–64-char runs
-  RULER_LONG: 26, // ... beyond the 8th
-  ESCAPE: 27, // the letter of a backslash escape ("\\n" in JSON strings is one token; the word after it another)
-  PUNCT: 28, // 4 entries: the 1st, 2nd, 3rd and each further char of a punctuation run
-  WORD: 32, // 5 leads × 6 entries: a letter piece by lead (none, space, cheap punct, other punct,
-  //           tab), its 1st letter, then each letter at positions 2–4, 5–6, 7–8, 9–10, 11+
-  SIZE: 62,
-} as const;
-const WORD_STEPS = 6;
-const LEADS = 5;
-/** Letter position (1-based, capped at 11) → entry of the word table. */
-const WORD_STEP = Uint8Array.from([0, 0, 1, 1, 1, 2, 2, 3, 3, 4, 4, 5]);
-const LEAD_NONE = 0, LEAD_SPACE = 1, LEAD_CHEAP = 2, LEAD_PUNCT = 3, LEAD_TAB = 4;
-/** How a single ASCII punctuation char joins the word after it: ".foo" "_foo" "(foo" are often
- * one token, "/usr" "=value" "-name" usually two. */
-const LEAD = new Uint8Array(128).fill(LEAD_PUNCT);
-for (const ch of "._([#@$`") LEAD[ch.charCodeAt(0)] = LEAD_CHEAP;
 /** Chars whose long runs are few tokens: "=-#*./_~+%─" ("=" × 64 is one token, "(" × 64 sixteen). */
 const isRuler = (c: number): boolean =>
   c === 0x3d || c === 0x2d || c === 0x23 || c === 0x2a || c === 0x2e || c === 0x2f || c === 0x5f || c === 0x7e || c === 0x2b || c === 0x25 || c === 0x2500;
-/** ASCII consonants (y counts as a vowel). */
-const CONSONANT = new Uint8Array(65536);
-for (const ch of "bcdfghjklmnpqrstvwxzBCDFGHJKLMNPQRSTVWXZ") CONSONANT[ch.charCodeAt(0)] = 1;
 const isLetterClass = (k: number): boolean => k <= UPPER || (k >= XLAT && k <= HANGUL);
 const isPunctClass = (k: number): boolean => k === SLASHPLUS || (k >= PUNCT && k <= CONTROL);
 
 function isContractionLetter(c: number): boolean {
   const l = c | 0x20; // 's 't 'd 'm 'll 've 're
   return l === 0x73 || l === 0x74 || l === 0x64 || l === 0x6d || l === 0x6c || l === 0x76 || l === 0x72;
-}
-
-/** Word costs expanded to one entry per (lead, letter position 1..11). */
-function expandWords(w: Float64Array): Float64Array {
-  const x = new Float64Array(LEADS * 12);
-  for (let lead = 0; lead < LEADS; lead++) for (let pos = 1; pos <= 11; pos++) x[lead * 12 + pos] = w[W.WORD + lead * WORD_STEPS + WORD_STEP[pos]!]!;
-  return x;
 }
 
 /**
@@ -373,61 +287,6 @@ export function estimateWith(text: string, w: Float64Array, replace = false): nu
   t += (nl > 0 ? wNl * (1 + (nl >> 4)) : 0) + (sp >= 2 ? wWs * (1 + (sp >> 7)) : sp > 0 ? wWsEnd : 0);
   return t + 0; // never -0
 }
-
-// Weights in tokens, fitted by bench/calibrate-estimator.ts against exact o200k on the benchmark
-// material (least absolute relative error per document, every category weighing the same; the
-// per-script weights on zod's locale messages). Zeros are real: that char or letter adds nothing.
-const FITTED = {
-  WS: 1.02, // every whitespace run is a single token
-  NL: 1.09, // "\n", "\n\n", "  \n" likewise
-  NL_AFTER_PUNCT: 0, // "{\n", ");\n", "',\n" are single tokens
-  DIGITS: 1.09, // each 1–3 digit group is a token (a bit more: numbers come with separators)
-  SYM: 1.03, // "→", "—", "│": one token each (all multi-byte)
-  SYM_NEXT: 0.65, // "├──", "…)": some pairs merge
-  EMOJI: 1.59, // astral chars are 4 UTF-8 bytes: often 2 tokens
-  LATIN: 1.37, // "é" inside a word: most such words are not English and split a lot
-  GREEK_CYRILLIC: 0.26, // "χαρακτήρες" 4 tokens, "символов" 2–3
-  ALPHABET: 0.25, // Arabic, Hebrew, Armenian, Georgian: similar
-  INDIC: 0.33, // Indic and Thai: letters and vowel signs
-  KANA: 0.82, // Japanese: about 0.8 tokens per char
-  HAN: 0.64, // Chinese characters: common ones merge in pairs
-  HANGUL: 0.41, // Korean syllables (little material: ko locale only)
-  CJK_START: 0.66, // each CJK run starts a new piece
-  UPPER: 0.13, // "HTTP", "JSON": capitals merge less than small letters
-  CONSONANT: 0.58, // "xrng", "strptime": no vowel, no vocabulary entry
-  APOS: 0.21, // "don't", "it's" are single tokens ...
-  APOS_REST: 1, // ... but "'key'" closes with a token of its own
-  REPEAT_LETTER: 0.14, // "AAAAAAAA" (base64 of zeros) is one token
-  CONTROL: 1.09, // ESC of terminal colours: "\u001b" "[" "36" "m" are 4 tokens
-  RANDOM: 0.45, // base64 and ids: ~1.5 chars per token overall ...
-  RANDOM_SWITCH: 0.35, // ... more where case and digits alternate
-  REPEAT_PUNCT: 0.54, // "^^^^", "((((": short merges only
-  REPEAT_LONG: 0.21,
-  RULER: 0.26, // "=====", "-----", "#####": the vocabulary has runs of 16–64
-  RULER_LONG: 0.05,
-  ESCAPE: 0.41, // "\n" in a JSON string is a token; "\nimport" is two
-  // The 1st, 2nd, 3rd and further chars of a punctuation run: "(", "()", "());" are 1 token each.
-  PUNCT: [0.95, 0.11, 0, 0.58],
-  // A letter piece: its 1st letter, then each letter at positions 2–4, 5–6, 7–8, 9–10, 11+.
-  // Most words up to 8 letters are one token; after that they split.
-  WORD: {
-    none: [1.02, 0, 0, 0, 0.17, 0.62], // at a line start, after digits, "get|Element"
-    space: [1.02, 0, 0, 0, 0, 0], // " word": English prose, nearly always one token
-    cheap: [0.97, 0.03, 0, 0.21, 0, 0], // ".foo", "_bar", "(baz": usually one token
-    punct: [1.15, 0.18, 0, 0, 0.57, 0], // "/usr", "=value", "-name": often two
-    tab: [1.33, 0, 0, 0, 0.05, 0.25], // "\tfoo" is two tokens, "\tif" one
-  },
-};
-
-const WEIGHTS = new Float64Array(W.SIZE);
-for (const [name, value] of Object.entries(FITTED)) {
-  if (typeof value === "number") WEIGHTS[W[name as keyof typeof W]] = value;
-}
-FITTED.PUNCT.forEach((x, i) => (WEIGHTS[W.PUNCT + i] = x));
-[FITTED.WORD.none, FITTED.WORD.space, FITTED.WORD.cheap, FITTED.WORD.punct, FITTED.WORD.tab].forEach((row, lead) =>
-  row.forEach((x, i) => (WEIGHTS[W.WORD + lead * WORD_STEPS + i] = x)),
-);
-const WORDS = expandWords(WEIGHTS);
 
 /** Estimated o200k token count of `text` (an integer; 0 for ""). */
 export function estimateTokens(text: string): number {

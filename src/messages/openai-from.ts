@@ -1,0 +1,158 @@
+// fromOpenAI: OpenAI Chat Completions messages → lethe's Anthropic-shape history (see
+// ./openai.ts for the mapping). The decoders are also what ./openai-to.ts checks its output
+// against, to write a `lethe` extension only when the plain decoding would differ.
+import type { ContentBlock, ImageBlock, Message, ToolResultBlock, ToolResultContentBlock, ToolUseBlock } from "./types.ts";
+import type {
+  OpenAIAssistantMessage,
+  OpenAIMessage,
+  OpenAISystemMessage,
+  OpenAIToolCall,
+  OpenAIToolMessage,
+  OpenAIUserMessage,
+  OpenAIUserPart,
+} from "./openai-types.ts";
+import { type Obj, decodeArgs, decodeUserPart, encodeImage, fail, isObject, textsOf } from "./openai-shared.ts";
+
+// ── assistant ─────────────────────────────────────────────────────────────────────
+
+function decodeToolCall(c: OpenAIToolCall, i: number): ToolUseBlock {
+  const ok = c?.type === "function" && typeof c.id === "string" && typeof c.function?.name === "string";
+  if (!ok || typeof c.function.arguments !== "string") fail("fromOpenAI", i, "has a malformed tool_call");
+  return { type: "tool_use", id: c.id, name: c.function.name, input: decodeArgs(c.function.arguments) };
+}
+
+export function decodeAssistant(m: OpenAIAssistantMessage, i: number): Message {
+  const texts = textsOf(m.content, i);
+  const calls = (m.tool_calls ?? []).map((c) => decodeToolCall(c, i));
+  const reasoning = typeof m.reasoning_content === "string" ? m.reasoning_content : undefined;
+  const ext = m.lethe;
+  if (ext?.string) {
+    if (typeof m.content !== "string") fail("fromOpenAI", i, "has lethe.string but no string content");
+    return { role: "assistant", content: m.content };
+  }
+  if (!ext?.blocks) {
+    const content: ContentBlock[] = reasoning ? [{ type: "thinking", thinking: reasoning }] : [];
+    for (const text of texts) content.push({ type: "text", text });
+    return { role: "assistant", content: [...content, ...calls] };
+  }
+  let t = 0;
+  let c = 0;
+  const content = ext.blocks.map((s): Obj => {
+    if (s.type === "text") return { ...s, text: texts[t++] ?? fail("fromOpenAI", i, "has more lethe text blocks than texts") };
+    if (s.type === "thinking") return "thinking" in s ? s : { ...s, thinking: reasoning ?? "" };
+    if (s.type !== "tool_use") return s;
+    const call = calls[c++] ?? fail("fromOpenAI", i, "has more lethe tool_use blocks than tool_calls");
+    return { ...s, id: call.id, name: call.name, input: "input" in s ? s.input : call.input };
+  });
+  if (t !== texts.length || c !== calls.length) fail("fromOpenAI", i, "has a lethe extension that does not match its content");
+  return { role: "assistant", content: content as ContentBlock[] };
+}
+
+// ── user ──────────────────────────────────────────────────────────────────────────
+
+function decodeUserBlocks(m: OpenAIUserMessage, i: number): ContentBlock[] {
+  if (typeof m.content !== "string" && !Array.isArray(m.content)) {
+    fail("fromOpenAI", i, "has content that is neither a string nor a part list");
+  }
+  const parts: OpenAIUserPart[] = typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content;
+  const decoded = parts.map((p) => decodeUserPart(p, i));
+  const ext = m.lethe?.blocks;
+  if (!ext) return decoded;
+  let k = 0;
+  const next = (type: string): Obj => {
+    const b = decoded[k++];
+    return b?.type === type ? b : fail("fromOpenAI", i, `has a lethe ${type} block with no ${type} part to match`);
+  };
+  const blocks = ext.map((s): Obj => {
+    if (s.type === "text") return { ...s, text: next("text").text };
+    if (s.type !== "image") return s;
+    if (!("source" in s)) return { ...s, source: next("image").source };
+    if (encodeImage(s.source as ImageBlock["source"])) next("image"); // it still took a part
+    return s;
+  });
+  if (k !== decoded.length) fail("fromOpenAI", i, "has a lethe extension that does not match its content");
+  return blocks as ContentBlock[];
+}
+
+// ── tool results ──────────────────────────────────────────────────────────────────
+
+export function decodeTool(m: OpenAIToolMessage, i: number): ToolResultBlock {
+  const content: ToolResultBlock["content"] =
+    typeof m.content === "string"
+      ? m.content
+      : textsOf(m.content, i).map((text): ToolResultContentBlock => ({ type: "text", text }));
+  const s = m.lethe?.blocks?.[0];
+  if (!s) return { type: "tool_result", tool_use_id: m.tool_call_id, content };
+  const { content: kept, ...rest } = s;
+  const out = { ...rest, type: "tool_result", tool_use_id: m.tool_call_id } as ToolResultBlock;
+  if (!("content" in s)) out.content = content;
+  else if (kept !== null) out.content = kept as ToolResultBlock["content"];
+  return out;
+}
+
+// ── whole histories ───────────────────────────────────────────────────────────────
+
+function systemText(m: OpenAISystemMessage, i: number): string {
+  return typeof m.content === "string" ? m.content : textsOf(m.content, i).join("\n");
+}
+
+/**
+ * OpenAI Chat Completions messages → Anthropic-shape history. System and developer
+ * messages, wherever they are, join (blank-line separated) into `system`.
+ */
+export function fromOpenAI(messages: readonly OpenAIMessage[]): { system?: string; messages: Message[] } {
+  const out: Message[] = [];
+  const system: string[] = [];
+  let pending = new Set<string>();
+  let group: { at: number; results: ToolResultBlock[]; order: string | undefined } | undefined;
+  const close = (rest: ContentBlock[] = []): void => {
+    if (!group) return;
+    const { at, results, order } = group;
+    group = undefined;
+    if (order === undefined) return void out.push({ role: "user", content: [...results, ...rest] });
+    if (order.length !== results.length + rest.length || order.replace(/u/g, "").length !== results.length) {
+      fail("fromOpenAI", at, "has a lethe.order that does not match its group");
+    }
+    let t = 0;
+    let u = 0;
+    out.push({ role: "user", content: [...order].map((c) => (c === "t" ? results[t++]! : rest[u++]!)) });
+  };
+  messages.forEach((m, i) => {
+    if (!isObject(m)) fail("fromOpenAI", i, "is not an object");
+    switch (m.role) {
+      case "system":
+      case "developer":
+        close();
+        system.push(systemText(m, i));
+        pending = new Set();
+        return;
+      case "assistant":
+        close();
+        out.push(decodeAssistant(m, i));
+        pending = new Set((m.tool_calls ?? []).map((c) => c.id));
+        return;
+      case "tool": {
+        if (!pending.has(m.tool_call_id)) {
+          const id = JSON.stringify(m.tool_call_id);
+          fail("fromOpenAI", i, `(tool) answers tool_call_id ${id}, which no preceding assistant tool_call has`);
+        }
+        if (m.lethe?.split) close();
+        const r = decodeTool(m, i);
+        if (group) group.results.push(r);
+        else group = { at: i, results: [r], order: m.lethe?.order };
+        return;
+      }
+      case "user":
+        pending = new Set();
+        if (group && !m.lethe?.split) return close(decodeUserBlocks(m, i));
+        close();
+        // a plain string stays a string: Message allows it and it round-trips exactly
+        out.push({ role: "user", content: typeof m.content === "string" && !m.lethe?.blocks ? m.content : decodeUserBlocks(m, i) });
+        return;
+      default:
+        fail("fromOpenAI", i, `has unknown role ${JSON.stringify((m as Obj).role)}`);
+    }
+  });
+  close();
+  return system.length > 0 ? { system: system.join("\n\n"), messages: out } : { messages: out };
+}

@@ -1,0 +1,83 @@
+// What both directions of the OpenAI converters (./openai-to.ts, ./openai-from.ts) use: errors,
+// tool call arguments, images and content parts.
+import type { ContentBlock, ImageBlock } from "./types.ts";
+import type { OpenAIImagePart, OpenAITextPart, OpenAIUserPart } from "./openai-types.ts";
+
+export type Obj = Record<string, unknown>;
+type Side = "toOpenAI" | "fromOpenAI";
+
+/** Throws "<side>: message <i> <what>": the converters reject what they cannot convert faithfully. */
+export function fail(side: Side, i: number, what: string): never {
+  throw new Error(`${side}: message ${i} ${what}`);
+}
+
+export function isObject(v: unknown): v is Obj {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+// ── tool call arguments ────────────────────────────────────────────────────────────
+
+function isRawInput(v: unknown): v is { _raw: string } {
+  return isObject(v) && typeof v._raw === "string" && Object.keys(v).length === 1;
+}
+
+export function encodeArgs(input: unknown): string {
+  if (isRawInput(input)) return input._raw;
+  return JSON.stringify(input) ?? "{}";
+}
+
+export function decodeArgs(args: string): unknown {
+  try {
+    const v: unknown = JSON.parse(args);
+    if (isObject(v)) return v;
+  } catch {
+    // not JSON: kept raw below
+  }
+  return { _raw: args };
+}
+
+// ── images and content parts ──────────────────────────────────────────────────────
+
+export function encodeImage(source: ImageBlock["source"]): OpenAIImagePart | undefined {
+  const s = source as Obj;
+  if (s.type === "base64" && typeof s.media_type === "string" && typeof s.data === "string") {
+    return { type: "image_url", image_url: { url: `data:${s.media_type};base64,${s.data}` } };
+  }
+  if (s.type === "url" && typeof s.url === "string") return { type: "image_url", image_url: { url: s.url } };
+  return undefined;
+}
+
+export function decodeImage(url: string): ImageBlock["source"] {
+  const m = /^data:([^;,]+);base64,(.*)$/s.exec(url);
+  return m ? { type: "base64", media_type: m[1]!, data: m[2]! } : { type: "url", url };
+}
+
+export function encodeUserPart(b: ContentBlock): OpenAIUserPart | undefined {
+  if (b.type === "text") return { type: "text", text: b.text };
+  if (b.type === "image") return encodeImage(b.source);
+  return undefined;
+}
+
+export function decodeUserPart(p: OpenAIUserPart, i: number): ContentBlock {
+  if (p?.type === "text" && typeof p.text === "string") return { type: "text", text: p.text };
+  if (p?.type === "image_url" && typeof p.image_url?.url === "string") {
+    return { type: "image", source: decodeImage(p.image_url.url) };
+  }
+  return fail("fromOpenAI", i, `has an unsupported content part ${partType(p)}`);
+}
+
+function partType(p: unknown): string {
+  return isObject(p) ? JSON.stringify(p.type) : String(p);
+}
+
+/** Texts of a string | text-part list | null content. */
+export function textsOf(content: string | OpenAITextPart[] | null | undefined, i: number): string[] {
+  if (content === null || content === undefined) return [];
+  if (typeof content === "string") return [content];
+  if (!Array.isArray(content)) fail("fromOpenAI", i, "has content that is neither a string nor a part list");
+  return content.map((p) =>
+    p?.type === "text" && typeof p.text === "string"
+      ? p.text
+      : fail("fromOpenAI", i, `has an unsupported content part ${partType(p)}`),
+  );
+}

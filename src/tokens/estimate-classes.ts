@@ -1,0 +1,63 @@
+// Character classes and per-char lookup tables of the token estimator (./estimate.ts).
+// Plain numbers and typed arrays: the scan reads them for every char. It copies them into
+// module constants of its own (see there); the class predicates live there too.
+
+// Character classes. The order matters: the scanner tests ranges ("k <= UPPER" is an ASCII
+// letter, "k <= SLASHPLUS" a char of a base64-like run, XLAT..XIND the other alphabets).
+export const LOWER = 0, UPPER = 1, DIGIT = 2, SLASHPLUS = 3, SPACE = 4, NEWLINE = 5, PUNCT = 6, APOS = 7;
+export const SYM = 8, EMOJI = 9, CONTROL = 10, XLAT = 11, XGRC = 12, XOTH = 13, XIND = 14, KANA = 15, HAN = 16, HANGUL = 17, LOWSUR = 18;
+
+/** UTF-16 code unit → character class. */
+export const CLASS = new Uint8Array(65536).fill(SYM);
+(() => {
+  const set = (from: number, to: number, k: number): void => void CLASS.fill(k, from, to + 1);
+  set(0, 127, PUNCT);
+  set(0, 0x1f, CONTROL); // ESC in terminal colours: "\u001b" "[" "36" "m" are 4 tokens
+  CLASS[0x7f] = CONTROL;
+  set(0x61, 0x7a, LOWER);
+  set(0x41, 0x5a, UPPER);
+  set(0x30, 0x39, DIGIT);
+  // JavaScript's \s, which the o200k regex uses.
+  for (const c of [0x09, 0x0b, 0x0c, 0x20, 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff]) CLASS[c] = SPACE;
+  set(0x2000, 0x200a, SPACE);
+  CLASS[0x0a] = CLASS[0x0d] = NEWLINE;
+  CLASS[0x2b] = CLASS[0x2f] = SLASHPLUS; // '+' and '/': punctuation that also occurs in base64
+  CLASS[0x27] = APOS;
+  // Letters: Latin with accents, Greek/Cyrillic, other alphabets (Armenian, Hebrew, Arabic,
+  // Georgian), Indic and South-East Asian scripts (their vowel signs included), CJK.
+  set(0xc0, 0x2af, XLAT);
+  CLASS[0xd7] = CLASS[0xf7] = SYM;
+  CLASS[0xaa] = CLASS[0xb5] = CLASS[0xba] = XLAT;
+  set(0x300, 0x36f, XLAT); // combining accents
+  set(0x1e00, 0x1eff, XLAT);
+  set(0xff21, 0xff3a, XLAT);
+  set(0xff41, 0xff5a, XLAT);
+  set(0x370, 0x52f, XGRC);
+  CLASS[0x37e] = CLASS[0x387] = SYM;
+  set(0x1f00, 0x1fff, XGRC);
+  set(0x531, 0x8ff, XOTH);
+  set(0x10a0, 0x10ff, XOTH);
+  set(0x900, 0xeff, XIND);
+  set(0x1000, 0x109f, XIND);
+  set(0x1780, 0x17ff, XIND);
+  set(0x3041, 0x30ff, KANA);
+  CLASS[0x30fb] = SYM; // ・
+  set(0xff66, 0xff9f, KANA);
+  set(0x3400, 0x4dbf, HAN);
+  set(0x4e00, 0x9fff, HAN);
+  set(0xf900, 0xfaff, HAN);
+  set(0x1100, 0x11ff, HANGUL);
+  set(0xac00, 0xd7af, HANGUL);
+  set(0xd800, 0xdbff, EMOJI); // astral chars are mostly emoji
+  set(0xdc00, 0xdfff, LOWSUR);
+})();
+
+/** What leads a letter piece; each lead has its own row of word weights (see W.WORD). */
+export const LEAD_NONE = 0, LEAD_SPACE = 1, LEAD_CHEAP = 2, LEAD_PUNCT = 3, LEAD_TAB = 4;
+/** How a single ASCII punctuation char joins the word after it: ".foo" "_foo" "(foo" are often
+ * one token, "/usr" "=value" "-name" usually two. */
+export const LEAD = new Uint8Array(128).fill(LEAD_PUNCT);
+for (const ch of "._([#@$`") LEAD[ch.charCodeAt(0)] = LEAD_CHEAP;
+/** ASCII consonants (y counts as a vowel). */
+export const CONSONANT = new Uint8Array(65536);
+for (const ch of "bcdfghjklmnpqrstvwxzBCDFGHJKLMNPQRSTVWXZ") CONSONANT[ch.charCodeAt(0)] = 1;
