@@ -1,28 +1,52 @@
-// The agent loop: prepare → streamed call → tools → append, until the model stops
+// The agent loop: prepare → streamed call → run tools → append, until the model stops
 // calling tools. Every message is written to the transcript before it is sent
 // (write-ahead), so a killed process loses nothing that reached the model.
+//
+// What the loop takes care of besides the happy path:
+// - tools: read-only calls of one assistant message run in parallel, the others one by one
+//   in order; results always come back in call order, one per tool_use;
+// - the compact tool: after the batch's results are appended, engine.compact (kind "manual");
+// - task: a subagent (./subagent.ts) with its own engine and transcript; its compactions are
+//   reported here with kind "subagent";
+// - max_tokens: the partial reply is kept and the model asked to continue without repeating;
+// - transient provider errors: withRetry (backoff with jitter, retry-after honoured); a stream
+//   cut mid-way is retried as a new request and, since only complete replies are appended,
+//   nothing is duplicated; after repeated overloaded / 5xx errors, the fallback model;
+// - "prompt too long" from the provider: engine.recover, then one retry;
+// - cancellation (AbortSignal, Ctrl-C): the running turn stops, the history stays valid and
+//   the result says "aborted"; the session can go on.
 import { toolUsesOf } from "../messages/blocks.ts";
 import type { ContentBlock, Message, ToolResultBlock, ToolUseBlock } from "../messages/types.ts";
-import type { Engine } from "../engine.ts";
+import { type Engine, OverWindowError } from "../engine.ts";
 import type { CompactionEvent } from "../compaction/types.ts";
 import { type ModelClient, ModelError, type ModelResponse, type StreamEvent, type ToolDefinition } from "../model/types.ts";
 import { type RetryOptions, withRetry } from "../model/retry.ts";
 import type { TranscriptWriter } from "../session/transcript.ts";
 import type { Usage } from "../tokens/meter.ts";
+import type { Tool, ToolContext, ToolOutcome } from "../tools/types.ts";
+import { runToolCall, toolDefinitions } from "../tools/index.ts";
+import { type SubagentOptions, createSubagentRunner } from "./subagent.ts";
 
-export interface ToolOutcome {
-  content: ToolResultBlock["content"];
-  isError?: boolean;
-}
+export type { ToolOutcome };
 
 export interface AgentOptions {
   engine: Engine;
   client: ModelClient;
   model: string;
   system?: string;
+  /** Tool definitions sent to the model; derived from `toolset` when absent. */
   tools?: ToolDefinition[];
-  /** Runs one tool call. Throwing is reported to the model as an error result. */
+  /** The tools (src/tools contract). Calls run through runToolCall with `toolContext`. */
+  toolset?: Tool[];
+  /**
+   * Session state the tools share (workspace, read state, todos, permission prompt). The loop
+   * sets `signal` (and `runSubagent`, when `subagents` is given) on it for the run.
+   */
+  toolContext?: ToolContext;
+  /** Runs one tool call (when there is no toolset). Throwing is reported to the model as an error result. */
   runTool?: (use: ToolUseBlock, signal?: AbortSignal) => Promise<ToolOutcome>;
+  /** Enables the task tool: how subagents are built. */
+  subagents?: SubagentOptions;
   transcript?: TranscriptWriter;
   maxTurns?: number;
   maxOutputTokens: number;
@@ -30,22 +54,57 @@ export interface AgentOptions {
   onEvent?: (e: AgentEvent) => void;
   /** Retry options for transient provider errors (tests inject sleep). */
   retry?: RetryOptions;
+  /** Switch to this model after `fallbackAfter` consecutive overloaded / 5xx errors on the main one. */
+  fallbackModel?: string;
+  /** Default 3. */
+  fallbackAfter?: number;
+  /** Continuations after a max_tokens stop, in a row (default 3). */
+  maxContinuations?: number;
+  /** Texts for the model from the host (e.g. why a tool was denied), added after the next batch of tool results. */
+  takeNotes?: () => string[];
+  /**
+   * auto-compact "ask": called when the context is over the threshold; true compacts now.
+   * Asked once per crossing, and again when the context no longer fits at all.
+   */
+  onCompactSuggested?: (info: { tokens: number; threshold: number; full: boolean }) => Promise<boolean>;
+}
+
+export interface CompactionRecord {
+  kind: string;
+  tokens_before: number;
+  tokens_after: number;
+  /** For kind "subagent": the kind of the compaction inside the subagent. */
+  subagent_kind?: string;
 }
 
 export type AgentEvent =
   | { type: "stream"; event: StreamEvent }
-  | { type: "compaction"; event: CompactionEvent }
-  | { type: "response"; usage: Usage; stopReason: ModelResponse["stopReason"] }
+  | { type: "compaction"; event: CompactionEvent; record?: CompactionRecord }
+  | { type: "compacting"; kind: string }
+  | { type: "request"; model: string; tokens: number; threshold: number }
+  | { type: "response"; usage: Usage; stopReason: ModelResponse["stopReason"]; model: string }
+  | { type: "message"; message: Message }
   | { type: "tool"; use: ToolUseBlock }
-  | { type: "retry"; error: ModelError; attempt: number; delayMs: number };
+  | { type: "tool_result"; use: ToolUseBlock; result: ToolResultBlock }
+  | { type: "retry"; error: ModelError; attempt: number; delayMs: number }
+  | { type: "fallback"; from: string; to: string; error: ModelError }
+  | { type: "continuation"; count: number }
+  | { type: "subagent"; id: string; phase: "start" | "end"; description?: string; transcript?: string }
+  | { type: "subagent_event"; id: string; event: AgentEvent };
+
+export type AgentStop = "end_turn" | "max_turns" | "aborted" | "max_tokens";
 
 export interface AgentResult {
   history: Message[];
-  /** Text of the final assistant message. */
+  /** Text of the final assistant message (with the text of the replies it continued, after max_tokens). */
   text: string;
   turns: number;
   usage: Required<Usage>;
-  compactions: { kind: string; tokens_before: number; tokens_after: number }[];
+  compactions: CompactionRecord[];
+  /** Why the loop stopped. */
+  stop: AgentStop;
+  /** The model that answered last (the fallback after a switch). */
+  model: string;
 }
 
 function textOf(m: Message | undefined): string {
@@ -58,73 +117,335 @@ export function fixedTokensOf(engine: Engine, system: string | undefined, tools:
   return engine.counter.text(system ?? "") + engine.counter.text(JSON.stringify(tools ?? []));
 }
 
+export const CONTINUE_TEXT =
+  "[lethe] Your previous reply was cut off by the output token limit. Continue exactly where you stopped, without repeating anything you already wrote.";
+export const INTERRUPTED_TEXT = "[lethe] The user interrupted this tool call before it finished; it may have had partial effects.";
+export const TRUNCATED_CALL_TEXT = "[lethe] This tool call was cut off by the output token limit before its input was complete, so it was not run. Issue it again (smaller, if it was large).";
+
+const AGENT_HISTORY = Symbol.for("lethe.agentHistory");
+
+/** The history a failed runAgent had reached (attached to the error it threw), if any. */
+export function historyAtFailure(e: unknown): Message[] | undefined {
+  return e !== null && typeof e === "object" ? ((e as Record<symbol, unknown>)[AGENT_HISTORY] as Message[] | undefined) : undefined;
+}
+
+const isAborted = (e: unknown) => e instanceof ModelError && e.kind === "aborted";
+
+/** A tool_use whose input did not parse (a call cut off by max_tokens) carries {_raw}. */
+function truncatedInput(use: ToolUseBlock): boolean {
+  const i = use.input as Record<string, unknown> | null;
+  return i !== null && typeof i === "object" && "_raw" in i && Object.keys(i).length === 1;
+}
+
+function nonEmpty(m: Message): boolean {
+  if (typeof m.content === "string") return m.content.trim() !== "";
+  return m.content.some((b) => b.type !== "text" || (b as { text: string }).text.trim() !== "");
+}
+
+/**
+ * Records for a batch of events from one prepare/compact: summary events carry their own
+ * numbers; the cheap layers (which report only what they freed) are given before/after by
+ * walking back from the tokens measured after the batch.
+ */
+export function compactionRecords(events: readonly CompactionEvent[], tokensAfter: number): Map<CompactionEvent, CompactionRecord> {
+  const out = new Map<CompactionEvent, CompactionRecord>();
+  let running = tokensAfter;
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i]!;
+    if ("tokensBefore" in e) {
+      out.set(e, { kind: e.kind, tokens_before: e.tokensBefore, tokens_after: e.tokensAfter });
+      running = e.tokensBefore;
+    } else if ((e.kind === "budget" || e.kind === "snip" || e.kind === "micro") && e.freedTokens > 0) {
+      out.set(e, { kind: e.kind, tokens_before: running + e.freedTokens, tokens_after: running });
+      running += e.freedTokens;
+    }
+  }
+  return out;
+}
+
 export async function runAgent(start: readonly Message[], prompt: string | undefined, opts: AgentOptions): Promise<AgentResult> {
   const { engine, client, transcript } = opts;
   let history = start.slice();
   const usage: Required<Usage> = { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
-  const compactions: AgentResult["compactions"] = [];
+  const compactions: CompactionRecord[] = [];
   const emit = opts.onEvent ?? (() => {});
-  const shape = { system: opts.system, tools: opts.tools, fixedTokens: fixedTokensOf(engine, opts.system, opts.tools), signal: opts.signal };
-  const note = (events: CompactionEvent[]) => {
+  const signal = opts.signal;
+  const toolset = opts.toolset;
+  const tools = opts.tools ?? (toolset ? (toolDefinitions(toolset) as ToolDefinition[]) : undefined);
+  const shape = { system: opts.system, tools, fixedTokens: fixedTokensOf(engine, opts.system, tools), signal };
+  const note = (events: readonly CompactionEvent[], tokensAfter: number) => {
+    const records = compactionRecords(events, tokensAfter);
     for (const e of events) {
-      emit({ type: "compaction", event: e });
-      if ("tokensBefore" in e) compactions.push({ kind: e.kind, tokens_before: e.tokensBefore, tokens_after: e.tokensAfter });
-      else if ("freedTokens" in e && e.freedTokens > 0) compactions.push({ kind: e.kind, tokens_before: -1, tokens_after: -1 });
+      const record = records.get(e);
+      if (record) compactions.push(record);
+      emit({ type: "compaction", event: e, ...(record ? { record } : {}) });
     }
   };
   const append = (m: Message) => {
     transcript?.appendMessage(m);
     history.push(m);
+    emit({ type: "message", message: m });
+  };
+
+  // The tool context for this run: the caller's session state, with this run's signal.
+  const ctx: ToolContext | undefined = toolset ? (opts.toolContext ?? { workspace: process.cwd(), readState: new Map(), todos: [] }) : opts.toolContext;
+  if (ctx) {
+    ctx.signal = signal;
+    if (opts.subagents) {
+      ctx.runSubagent = createSubagentRunner(opts.subagents, {
+        client,
+        model: () => model,
+        maxOutputTokens: opts.maxOutputTokens,
+        retry: opts.retry,
+        fallbackModel: opts.fallbackModel,
+        askPermission: ctx.askPermission,
+        workspace: ctx.workspace,
+        parentTranscript: transcript,
+        onEvent: emit,
+        onCompaction: (r) => compactions.push(r),
+      });
+    }
+  }
+  const readOnly = new Set((toolset ?? []).filter((t) => t.readOnly).map((t) => t.name));
+
+  let model = opts.model;
+  let overloadStreak = 0;
+  const fallbackAfter = Math.max(1, opts.fallbackAfter ?? 3);
+  const switchToFallback = (error: ModelError): boolean => {
+    if (!opts.fallbackModel || model === opts.fallbackModel) return false;
+    emit({ type: "fallback", from: model, to: opts.fallbackModel, error });
+    model = opts.fallbackModel;
+    overloadStreak = 0;
+    return true;
+  };
+  const overloaded = (e: ModelError) => e.kind === "overloaded" || e.kind === "server";
+
+  /** One model call with retries; the fallback model after repeated overload. */
+  const call = async (messages: Message[]): Promise<ModelResponse> => {
+    const once = () =>
+      withRetry(
+        () => client.stream({ model, system: opts.system, tools, messages, maxTokens: opts.maxOutputTokens, signal }, (e) => emit({ type: "stream", event: e })),
+        {
+          ...opts.retry,
+          signal,
+          onRetry: (info) => {
+            emit({ type: "retry", error: info.error, attempt: info.attempt, delayMs: info.delayMs });
+            opts.retry?.onRetry?.(info);
+            if (overloaded(info.error)) {
+              if (++overloadStreak >= fallbackAfter) switchToFallback(info.error);
+            } else overloadStreak = 0;
+          },
+        },
+      );
+    try {
+      const r = await once();
+      overloadStreak = 0;
+      return r;
+    } catch (e) {
+      // Retries ran out while the main model was overloaded: one more round on the fallback.
+      if (e instanceof ModelError && overloaded(e) && switchToFallback(e)) return once();
+      throw e;
+    }
+  };
+
+  let askedAtCrossing = false;
+  /** beforeRequest, with the "ask" mode's question when the context is over the threshold. */
+  const prepareRequest = async (): Promise<{ history: Message[]; tokens: number; threshold: number }> => {
+    let ready;
+    // Over the threshold already (before the cheap layers): a summary is likely; say so, it takes a while.
+    if (opts.onEvent && engine.config.summary.auto === "on" && engine.meter.measure(history, shape.fixedTokens) > engine.threshold) {
+      emit({ type: "compacting", kind: "summarize" });
+    }
+    try {
+      ready = await engine.beforeRequest(history, shape);
+    } catch (e) {
+      if (!(e instanceof OverWindowError) || !opts.onCompactSuggested) throw e;
+      // Ask mode, and the context no longer fits at all: compacting is the only way on.
+      if (!(await opts.onCompactSuggested({ tokens: e.tokens, threshold: engine.threshold, full: true }))) throw e;
+      return compactNow("summarize");
+    }
+    note(ready.events, ready.tokens);
+    history = ready.history;
+    const suggested = ready.events.some((e) => e.kind === "compact_suggested");
+    if (!suggested) askedAtCrossing = false;
+    if (suggested && opts.onCompactSuggested && !askedAtCrossing) {
+      askedAtCrossing = true;
+      if (await opts.onCompactSuggested({ tokens: ready.tokens, threshold: ready.threshold, full: false })) return compactNow("summarize");
+    }
+    return ready;
+  };
+
+  const compactNow = async (kind: "manual" | "summarize", focus?: string) => {
+    emit({ type: "compacting", kind });
+    // engine.compact's kind names who asked; an auto-compact the user approved is still "summarize".
+    const r = await engine.compact(history, { ...shape, kind: kind as "manual", ...(focus ? { focus } : {}) });
+    note(r.events, r.tokens);
+    history = r.history;
+    askedAtCrossing = false;
+    return r;
+  };
+
+  const runOne = async (use: ToolUseBlock): Promise<{ block: ToolResultBlock; outcome?: ToolOutcome }> => {
+    emit({ type: "tool", use });
+    let outcome: ToolOutcome;
+    try {
+      if (toolset && ctx) outcome = await runToolCall(toolset, use, ctx);
+      else if (opts.runTool) outcome = await opts.runTool(use, signal);
+      else outcome = { content: `Error: no tool runner for ${use.name}`, isError: true };
+    } catch (err) {
+      outcome = { content: `Error: ${err instanceof Error ? err.message : String(err)}`, isError: true };
+    }
+    const block: ToolResultBlock = { type: "tool_result", tool_use_id: use.id, content: outcome.content, ...(outcome.isError ? { is_error: true } : {}) };
+    emit({ type: "tool_result", use, result: block });
+    return { block, outcome };
+  };
+
+  /** Resolves with the tool's result, or with an "interrupted" result as soon as the signal fires. */
+  const guarded = (use: ToolUseBlock): Promise<{ block: ToolResultBlock; outcome?: ToolOutcome }> => {
+    const interrupted = { block: { type: "tool_result" as const, tool_use_id: use.id, content: INTERRUPTED_TEXT, is_error: true } };
+    if (signal?.aborted) return Promise.resolve(interrupted);
+    if (!signal) return runOne(use);
+    return new Promise((resolve) => {
+      const onAbort = () => resolve(interrupted);
+      signal.addEventListener("abort", onAbort, { once: true });
+      runOne(use).then(
+        (r) => {
+          signal.removeEventListener("abort", onAbort);
+          resolve(r);
+        },
+        () => resolve(interrupted),
+      );
+    });
+  };
+
+  /** Runs a batch: consecutive read-only calls together, every other call alone, in order. */
+  const runBatch = async (uses: ToolUseBlock[]) => {
+    const out: { block: ToolResultBlock; outcome?: ToolOutcome }[] = [];
+    let i = 0;
+    while (i < uses.length) {
+      if (readOnly.has(uses[i]!.name)) {
+        let j = i;
+        while (j < uses.length && readOnly.has(uses[j]!.name)) j++;
+        out.push(...(await Promise.all(uses.slice(i, j).map(guarded))));
+        i = j;
+      } else {
+        out.push(await guarded(uses[i]!));
+        i++;
+      }
+    }
+    return out;
   };
 
   if (prompt !== undefined) append({ role: "user", content: [{ type: "text", text: prompt }] });
 
   let turns = 0;
+  let stop: AgentStop = "end_turn";
+  let continuations = 0;
+  let continued = "";
+  let finalText = "";
   const maxTurns = opts.maxTurns ?? Infinity;
-  while (turns < maxTurns) {
-    const ready = await engine.beforeRequest(history, shape);
-    note(ready.events);
-    history = ready.history;
+  const maxContinuations = opts.maxContinuations ?? 3;
 
-    let reply: ModelResponse;
-    let sent = history;
-    const call = () =>
-      withRetry(() => client.stream({ model: opts.model, system: opts.system, tools: opts.tools, messages: sent, maxTokens: opts.maxOutputTokens, signal: opts.signal }, (e) => emit({ type: "stream", event: e })), {
-        ...opts.retry,
-        signal: opts.signal,
-        onRetry: ({ error, attempt, delayMs }) => emit({ type: "retry", error, attempt, delayMs }),
-      });
-    try {
-      reply = await call();
-    } catch (e) {
-      if (!(e instanceof ModelError) || e.kind !== "prompt_too_long") throw e;
-      // Reactive path: shrink harder, then retry once.
-      const recovered = await engine.recover(history, e, shape);
-      note(recovered.events);
-      history = recovered.history;
-      sent = history;
-      reply = await call();
-    }
-    turns++;
-    for (const k of Object.keys(usage) as (keyof Usage)[]) usage[k] += reply.usage[k] ?? 0;
-    emit({ type: "response", usage: reply.usage, stopReason: reply.stopReason });
-    engine.observe(sent, reply.message, reply.usage, shape);
-    append(reply.message);
+  try {
+    for (;;) {
+      if (turns >= maxTurns) {
+        stop = "max_turns";
+        break;
+      }
+      if (signal?.aborted) {
+        stop = "aborted";
+        break;
+      }
+      const ready = await prepareRequest();
+      emit({ type: "request", model, tokens: ready.tokens, threshold: ready.threshold });
 
-    const uses = toolUsesOf(reply.message);
-    if (uses.length === 0) break;
-    const results: ContentBlock[] = await Promise.all(
-      uses.map(async (use): Promise<ContentBlock> => {
-        emit({ type: "tool", use });
-        try {
-          const out = opts.runTool ? await opts.runTool(use, opts.signal) : { content: `no tool runner for ${use.name}`, isError: true };
-          return { type: "tool_result", tool_use_id: use.id, content: out.content, ...(out.isError ? { is_error: true } : {}) };
-        } catch (err) {
-          return { type: "tool_result", tool_use_id: use.id, content: `Error: ${err instanceof Error ? err.message : String(err)}`, is_error: true };
+      let reply: ModelResponse;
+      let sent = history;
+      try {
+        reply = await call(sent);
+      } catch (e) {
+        if (!(e instanceof ModelError) || e.kind !== "prompt_too_long") throw e;
+        // Reactive path: shrink harder, then retry once.
+        emit({ type: "compacting", kind: "reactive" });
+        const recovered = await engine.recover(history, e, shape);
+        note(recovered.events, recovered.tokens);
+        history = recovered.history;
+        sent = history;
+        reply = await call(sent);
+      }
+      turns++;
+      for (const k of Object.keys(usage) as (keyof Usage)[]) usage[k] += reply.usage[k] ?? 0;
+      emit({ type: "response", usage: reply.usage, stopReason: reply.stopReason, model });
+      engine.observe(sent, reply.message, reply.usage, shape);
+
+      let message = reply.message;
+      let truncatedCalls: ToolUseBlock[] = [];
+      if (reply.stopReason === "max_tokens") {
+        // A call whose input was cut off cannot run; drop it from the reply (it was never complete).
+        truncatedCalls = toolUsesOf(message).filter(truncatedInput);
+        if (truncatedCalls.length > 0 && typeof message.content !== "string") {
+          message = { ...message, content: message.content.filter((b) => !(b.type === "tool_use" && truncatedCalls.includes(b as ToolUseBlock))) };
         }
-      }),
-    );
-    append({ role: "user", content: results });
+        if (toolUsesOf(message).length === 0) {
+          if (nonEmpty(message)) {
+            append(message);
+            continued += textOf(message);
+          }
+          if (continuations >= maxContinuations || !nonEmpty(message)) {
+            stop = "max_tokens";
+            finalText = continued;
+            break;
+          }
+          continuations++;
+          emit({ type: "continuation", count: continuations });
+          const notice: ContentBlock[] = [{ type: "text", text: truncatedCalls.length > 0 ? `${CONTINUE_TEXT} ${TRUNCATED_CALL_TEXT}` : CONTINUE_TEXT }];
+          append({ role: "user", content: notice });
+          continue;
+        }
+      }
+      if (!nonEmpty(message)) message = { role: "assistant", content: [{ type: "text", text: "(no reply)" }] };
+      append(message);
+
+      const uses = toolUsesOf(message);
+      if (uses.length === 0) {
+        finalText = continued + textOf(message);
+        break;
+      }
+      continuations = 0;
+      continued = "";
+      const results = await runBatch(uses);
+      const content: ContentBlock[] = results.map((r) => r.block);
+      if (truncatedCalls.length > 0) content.push({ type: "text", text: TRUNCATED_CALL_TEXT });
+      for (const text of opts.takeNotes?.() ?? []) content.push({ type: "text", text });
+      append({ role: "user", content });
+      if (signal?.aborted) {
+        stop = "aborted";
+        break;
+      }
+      // The compact tool: compact once the whole batch's results are in.
+      const asks = results.map((r) => r.outcome?.compact).filter((c): c is { focus?: string } => c !== undefined);
+      if (asks.length > 0) {
+        const focus = asks.map((c) => c.focus?.trim()).filter((f): f is string => !!f).join("\n");
+        await compactNow("manual", focus || undefined);
+      }
+    }
+  } catch (e) {
+    if (!isAborted(e) && !signal?.aborted) {
+      // The caller may go on with the session: give it the history as it stood (it is valid at
+      // every point where something can throw, and everything in it is in the transcript).
+      if (e !== null && typeof e === "object") Object.defineProperty(e, AGENT_HISTORY, { value: history, configurable: true });
+      throw e;
+    }
+    stop = "aborted";
+  } finally {
+    if (ctx) {
+      ctx.signal = undefined;
+      if (opts.subagents) ctx.runSubagent = undefined;
+    }
   }
-  return { history, text: textOf(history[history.length - 1]), turns, usage, compactions };
+  if (stop === "max_turns" || stop === "aborted") {
+    // What the model last said in this run, for the caller to show.
+    for (let i = history.length - 1; i >= 0 && !finalText; i--) if (history[i]!.role === "assistant") finalText = textOf(history[i]);
+  }
+  return { history, text: finalText, turns, usage, compactions, stop, model };
 }

@@ -1,0 +1,108 @@
+// Subagents (the task tool): a fresh agent loop with its own engine (its own compaction), its
+// own transcript under the parent session's folder (subagents/<id>/transcript.jsonl, with its
+// own tool-results/), the same tools minus task, and only its final text going back to the
+// parent. Its compactions are reported to the parent with kind "subagent" (and recorded as
+// boundary lines in the parent's transcript, as records: they do not change the parent's context).
+import { randomBytes } from "node:crypto";
+import { mkdirSync } from "node:fs";
+import { basename, join } from "node:path";
+import type { Engine } from "../engine.ts";
+import type { CompactionEvent } from "../compaction/types.ts";
+import { ModelError, type ModelClient } from "../model/types.ts";
+import type { RetryOptions } from "../model/retry.ts";
+import { type TranscriptWriter, openTranscript } from "../session/transcript.ts";
+import type { Tool, ToolContext } from "../tools/types.ts";
+import { type AgentEvent, type CompactionRecord, runAgent } from "./loop.ts";
+
+export interface SubagentEngineArgs {
+  /** The subagent's own folder (tool-results/ and transcript.jsonl), when the parent has one. */
+  sessionDir?: string;
+  transcript?: TranscriptWriter;
+  onEvent?: (e: CompactionEvent) => void;
+}
+
+export interface SubagentOptions {
+  /** The parent session's folder; subagents live in <sessionDir>/subagents/<id>/. */
+  sessionDir?: string;
+  /** Builds the subagent's own engine: same window and settings, its own state. */
+  createEngine: (args: SubagentEngineArgs) => Engine;
+  /** The subagent's tools (the task tool is removed if present: no nesting). */
+  toolset: Tool[];
+  system?: string;
+  /** Model turns a subagent may take (default 50). */
+  maxTurns?: number;
+}
+
+export interface SubagentParent {
+  client: ModelClient;
+  /** The parent's current model (after a fallback switch, the fallback). */
+  model: () => string;
+  maxOutputTokens: number;
+  retry?: RetryOptions;
+  fallbackModel?: string;
+  askPermission?: ToolContext["askPermission"];
+  workspace: string;
+  parentTranscript?: TranscriptWriter;
+  onEvent: (e: AgentEvent) => void;
+  onCompaction: (r: CompactionRecord) => void;
+}
+
+let counter = 0;
+
+export function createSubagentRunner(opts: SubagentOptions, parent: SubagentParent): NonNullable<ToolContext["runSubagent"]> {
+  const toolset = opts.toolset.filter((t) => t.name !== "task");
+  return async (prompt, { description, signal }) => {
+    const id = `agent-${++counter}-${randomBytes(3).toString("hex")}`;
+    let dir: string | undefined;
+    let transcript: TranscriptWriter | undefined;
+    if (opts.sessionDir) {
+      dir = join(opts.sessionDir, "subagents", id);
+      mkdirSync(join(dir, "tool-results"), { recursive: true });
+      transcript = openTranscript(join(dir, "transcript.jsonl"), {
+        header: { id, cwd: parent.workspace, model: parent.model(), parent: basename(opts.sessionDir), ...(description ? { description } : {}) },
+      });
+    }
+    parent.onEvent({ type: "subagent", id, phase: "start", ...(description ? { description } : {}), ...(transcript ? { transcript: transcript.path } : {}) });
+    const engine = opts.createEngine({ sessionDir: dir, transcript });
+    const relay = (e: AgentEvent) => {
+      if (e.type === "compaction" && e.record) {
+        const record: CompactionRecord = { kind: "subagent", tokens_before: e.record.tokens_before, tokens_after: e.record.tokens_after, subagent_kind: e.record.kind };
+        parent.onCompaction(record);
+        parent.parentTranscript?.appendBoundary({
+          kind: "subagent",
+          tokens_before: record.tokens_before,
+          tokens_after: record.tokens_after,
+          details: { subagent: id, subagent_kind: e.record.kind, ...(transcript ? { transcript: transcript.path } : {}) },
+        });
+        parent.onEvent({ type: "compaction", event: e.event, record });
+        return;
+      }
+      parent.onEvent({ type: "subagent_event", id, event: e });
+    };
+    try {
+      const r = await runAgent([], prompt, {
+        engine,
+        client: parent.client,
+        model: parent.model(),
+        system: opts.system,
+        toolset,
+        toolContext: { workspace: parent.workspace, sessionDir: dir, readState: new Map(), todos: [], askPermission: parent.askPermission },
+        transcript,
+        maxTurns: opts.maxTurns ?? 50,
+        maxOutputTokens: parent.maxOutputTokens,
+        signal,
+        retry: parent.retry,
+        fallbackModel: parent.fallbackModel,
+        onEvent: relay,
+      });
+      if (r.stop === "aborted") throw new ModelError("aborted", "the subagent was interrupted");
+      const text = r.text.trim() || "(the subagent finished without a final message)";
+      if (r.stop === "max_turns") return `${text}\n\n[lethe] The subagent stopped after ${r.turns} turns (its turn limit) before finishing.`;
+      if (r.stop === "max_tokens") return `${text}\n\n[lethe] The subagent's final reply was cut off by the output token limit.`;
+      return text;
+    } finally {
+      transcript?.close();
+      parent.onEvent({ type: "subagent", id, phase: "end", ...(description ? { description } : {}) });
+    }
+  };
+}

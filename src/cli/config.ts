@@ -1,0 +1,153 @@
+// Everything a run needs, resolved once from flags, environment and settings files
+// (flags > environment > workspace settings > user settings > defaults).
+import { realpathSync, statSync } from "node:fs";
+import { resolve } from "node:path";
+import { type CompactionConfig, type DeepPartial, autoCompactThreshold, resolveConfig } from "../compaction/config.ts";
+import type { HooksConfig } from "../hooks/compact-hooks.ts";
+import { resolveModelInfo } from "../model/models.ts";
+import type { CliArgs } from "./args.ts";
+import { ConfigError, UsageError, oneLine } from "./errors.ts";
+import { type Pricing, loadSettings } from "./settings.ts";
+
+export const DEFAULT_MAX_OUTPUT = 32_000;
+export const DEFAULT_MODELS = { anthropic: "claude-sonnet-4-6", openai: "gpt-4o" } as const;
+
+export interface RunConfig {
+  workspace: string;
+  provider: "anthropic" | "openai";
+  model: string;
+  fallbackModel?: string;
+  baseUrl?: string;
+  apiKey?: string;
+  contextWindow: number;
+  maxOutputTokens: number;
+  /** Where the window came from: "flag", "settings", or the model table's "exact" / "prefix" / "default". */
+  windowSource: string;
+  /** Auto-compact as the user asked for it ("ask" is treated as "on" headless). */
+  autoCompact: "on" | "off" | "ask";
+  /** Auto-compact threshold in tokens (what the engine will use). */
+  threshold: number;
+  summarizer: "model" | "digest";
+  maxTurns?: number;
+  compaction: DeepPartial<CompactionConfig>;
+  hooks?: HooksConfig;
+  retry?: { maxAttempts?: number; baseMs?: number; maxMs?: number };
+  pricing: Record<string, Pricing>;
+  yes: boolean;
+  settingsFiles: string[];
+}
+
+export type Env = Record<string, string | undefined>;
+
+const OPENAI_MODEL = /^(?:gpt-|o\d|chatgpt-|text-|davinci)/i;
+
+function workspaceOf(args: CliArgs, cwd: string): string {
+  const dir = resolve(cwd, args.cwd ?? ".");
+  let st;
+  try {
+    st = statSync(dir);
+  } catch {
+    throw new UsageError(`--cwd: no such folder: ${dir}`);
+  }
+  if (!st.isDirectory()) throw new UsageError(`--cwd: not a folder: ${dir}`);
+  return realpathSync(dir);
+}
+
+export function resolveRunConfig(args: CliArgs, env: Env, opts: { cwd?: string; headless: boolean; userSettingsPath?: string }): RunConfig {
+  const workspace = workspaceOf(args, opts.cwd ?? process.cwd());
+  const { settings, files } = loadSettings(workspace, opts.userSettingsPath);
+  const envModel = env.LETHE_MODEL?.trim() || undefined;
+
+  const explicitModel = args.model ?? envModel ?? settings.model;
+  let provider = args.provider ?? settings.provider;
+  if (!provider) {
+    if (explicitModel && OPENAI_MODEL.test(explicitModel)) provider = "openai";
+    else if (!env.ANTHROPIC_API_KEY && (env.OPENAI_BASE_URL || env.OPENAI_API_KEY)) provider = "openai";
+    else provider = "anthropic";
+  }
+  const model = explicitModel ?? DEFAULT_MODELS[provider];
+  const fallbackModel = args.fallbackModel ?? settings.fallbackModel;
+
+  const envBase = provider === "anthropic" ? env.ANTHROPIC_BASE_URL : env.OPENAI_BASE_URL;
+  const baseUrl = args.baseUrl ?? (envBase?.trim() || undefined) ?? settings.baseUrl;
+  if (baseUrl) {
+    try {
+      new URL(baseUrl);
+    } catch {
+      throw new ConfigError(`lethe: the base URL ${JSON.stringify(baseUrl)} is not a URL`);
+    }
+  }
+
+  let apiKey: string | undefined;
+  if (provider === "anthropic") {
+    apiKey = env.ANTHROPIC_API_KEY?.trim() || undefined;
+    if (!apiKey && !env.ANTHROPIC_AUTH_TOKEN) {
+      throw new ConfigError("lethe: ANTHROPIC_API_KEY is not set; export it, or use --provider openai --base-url <url> for an OpenAI-compatible server");
+    }
+  } else {
+    apiKey = env.OPENAI_API_KEY?.trim() || undefined;
+    const official = !baseUrl || /(^|\.)openai\.com$/i.test(new URL(baseUrl).hostname);
+    if (!apiKey && official) {
+      throw new ConfigError("lethe: OPENAI_API_KEY is not set; export it, or pass --base-url <url> for a local OpenAI-compatible server (no key needed)");
+    }
+    apiKey ??= "no-key";
+  }
+
+  const info = resolveModelInfo(model, { contextWindow: args.contextWindow ?? settings.contextWindow, maxOutputTokens: args.maxOutputTokens ?? settings.maxOutputTokens });
+  // Unless configured, replies are capped at 32k tokens (the table's maximum can be 128k, and
+  // every token reserved for the reply is a token the context cannot use).
+  if (args.maxOutputTokens === undefined && settings.maxOutputTokens === undefined) info.maxOutputTokens = Math.min(info.maxOutputTokens, DEFAULT_MAX_OUTPUT);
+  const windowSource = args.contextWindow !== undefined ? "flag" : settings.contextWindow !== undefined ? "settings" : info.source;
+  if (info.maxOutputTokens >= info.contextWindow) {
+    throw new UsageError(`the reply limit (${info.maxOutputTokens} tokens) must be below the context window (${info.contextWindow} tokens)`);
+  }
+
+  const autoCompact = args.autoCompact ?? settings.autoCompact ?? "on";
+  const engineAuto = autoCompact === "ask" && opts.headless ? "on" : autoCompact;
+
+  // Compaction settings, then the auto-compact mode and threshold on top.
+  const compaction: DeepPartial<CompactionConfig> = structuredClone(settings.compaction ?? {});
+  compaction.summary = { ...compaction.summary, auto: engineAuto };
+  const window = { contextWindow: info.contextWindow, maxOutputTokens: info.maxOutputTokens };
+  const wanted = args.compactThreshold ?? settings.compactThreshold;
+  if (wanted !== undefined) {
+    const flag = args.compactThreshold !== undefined ? "--compact-threshold" : "compactThreshold (settings)";
+    const base = resolveConfig(compaction as DeepPartial<CompactionConfig>);
+    const tokens = wanted <= 1 ? Math.floor(wanted * info.contextWindow) : Math.floor(wanted);
+    const reserve = Math.min(info.maxOutputTokens, base.threshold.maxOutputReserve);
+    const max = info.contextWindow - reserve;
+    const min = Math.ceil(info.contextWindow / 2);
+    if (tokens > max) throw new UsageError(`${flag} ${tokens} is too high: the window (${info.contextWindow}) minus the reply reserve (${reserve}) leaves ${max}`);
+    if (tokens < min) throw new UsageError(`${flag} ${tokens} is too low: auto-compact never fires below half the window (${min})`);
+    compaction.threshold = { ...compaction.threshold, bufferTokens: max - tokens, bufferWindowShare: 1 };
+  }
+  let resolved: CompactionConfig;
+  try {
+    resolved = resolveConfig(compaction as DeepPartial<CompactionConfig>);
+  } catch (e) {
+    throw new ConfigError(`lethe: ${oneLine((e as Error).message).replace(/^lethe config: /, "compaction settings: ")}`);
+  }
+  const threshold = autoCompactThreshold(window, resolved);
+
+  return {
+    workspace,
+    provider,
+    model,
+    ...(fallbackModel ? { fallbackModel } : {}),
+    ...(baseUrl ? { baseUrl } : {}),
+    ...(apiKey ? { apiKey } : {}),
+    contextWindow: info.contextWindow,
+    maxOutputTokens: info.maxOutputTokens,
+    windowSource,
+    autoCompact,
+    threshold,
+    summarizer: args.summarizer ?? settings.summarizer ?? "model",
+    ...(args.maxTurns ?? settings.maxTurns ? { maxTurns: args.maxTurns ?? settings.maxTurns } : {}),
+    compaction,
+    ...(settings.hooks ? { hooks: settings.hooks } : {}),
+    ...(settings.retry ? { retry: settings.retry } : {}),
+    pricing: settings.pricing ?? {},
+    yes: args.yes,
+    settingsFiles: files,
+  };
+}

@@ -1,0 +1,33 @@
+// Errors the CLI reports as one line (never a stack trace), with the exit code they mean.
+
+/** A bad command line: one-line message, exit 2. */
+export class UsageError extends Error {
+  readonly exitCode = 2;
+}
+
+/** A problem with the configuration (settings file, environment): one-line message, exit 1. */
+export class ConfigError extends Error {
+  readonly exitCode = 1;
+}
+
+/** Collapses any message to one line. */
+export function oneLine(text: string, max = 500): string {
+  const s = text.replace(/\s+/g, " ").trim();
+  return s.length > max ? `${s.slice(0, max - 1)}…` : s;
+}
+
+/** The one line the CLI prints for an error: "lethe: …" (the prefix is not doubled). */
+export function errorLine(e: unknown): string {
+  let msg = e instanceof Error ? e.message : String(e);
+  if (!msg && e instanceof Error) msg = e.name;
+  // The SDK's network errors say little; keep their cause when there is one.
+  const cause = e instanceof Error && e.cause instanceof Error ? e.cause.message : "";
+  if (cause && !msg.includes(cause) && /connection|fetch failed|network/i.test(msg)) msg = `${msg} (${cause})`;
+  msg = oneLine(msg);
+  return msg.startsWith("lethe:") ? msg : `lethe: ${msg}`;
+}
+
+export function exitCodeOf(e: unknown): number {
+  const code = (e as { exitCode?: unknown })?.exitCode;
+  return typeof code === "number" ? code : 1;
+}

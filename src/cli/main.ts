@@ -1,0 +1,92 @@
+// The `lethe` command: the REPL, or headless with -p. Every failure is one line on stderr
+// with a non-zero exit (2 for a bad command line); never a stack trace.
+import { readFileSync, realpathSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs, usageText } from "./args.ts";
+import { UsageError, errorLine, exitCodeOf } from "./errors.ts";
+
+export function version(): string {
+  // src/cli/main.ts and dist/cli/main.js both sit two levels below package.json.
+  for (const rel of ["../../package.json", "../../../package.json"]) {
+    try {
+      const pkg = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), rel), "utf8")) as { name?: string; version?: string };
+      if (pkg.name === "lethe" && pkg.version) return pkg.version;
+    } catch {
+      // try the next one
+    }
+  }
+  return "0.0.0";
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+export async function main(argv: readonly string[]): Promise<number> {
+  const args = parseArgs(argv);
+  if (args.help) {
+    process.stdout.write(`${usageText(version())}\n`);
+    return 0;
+  }
+  if (args.version) {
+    process.stdout.write(`${version()}\n`);
+    return 0;
+  }
+  const headless = args.print !== undefined;
+  if (headless) {
+    let prompt = args.print!;
+    if (prompt === "" && args.positional.length > 0) prompt = args.positional.join(" ");
+    else if (args.positional.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(args.positional[0])} (quote the whole prompt after -p)`);
+    if (prompt.trim() === "" && !process.stdin.isTTY) prompt = await readStdin();
+    if (prompt.trim() === "") throw new UsageError('-p needs a prompt: lethe -p "<prompt>" (or pipe it on stdin)');
+    // Loaded only now: --help, --version and usage errors stay fast.
+    const { resolveRunConfig } = await import("./config.ts");
+    const cfg = resolveRunConfig(args, process.env, { headless: true });
+    const { runHeadless } = await import("./headless.ts");
+    return runHeadless(cfg, args, prompt, { stdout: process.stdout, stderr: process.stderr });
+  }
+  const { resolveRunConfig } = await import("./config.ts");
+  const cfg = resolveRunConfig(args, process.env, { headless: false });
+  const { runRepl } = await import("./repl.ts");
+  return runRepl(cfg, args, version(), { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr });
+}
+
+function fail(e: unknown): never {
+  const code = exitCodeOf(e);
+  process.stderr.write(`${errorLine(e)}${code === 2 ? " (lethe --help lists the options)" : ""}\n`);
+  process.exit(code);
+}
+
+/** Runs the CLI as a program: exits the process with the right code. */
+export async function run(argv: readonly string[] = process.argv.slice(2)): Promise<void> {
+  process.on("uncaughtException", fail);
+  process.on("unhandledRejection", fail);
+  // A closed pipe on stdout (lethe -p … | head) is not an error worth a trace.
+  process.stdout.on("error", (e: NodeJS.ErrnoException) => {
+    if (e.code === "EPIPE") process.exit(0);
+    fail(e);
+  });
+  let code: number;
+  try {
+    code = await main(argv);
+  } catch (e) {
+    fail(e);
+  }
+  // Let stdout drain before exiting (a pipe may still hold the answer).
+  process.exitCode = code;
+  const done = () => process.exit(code);
+  if (process.stdout.writableLength > 0) process.stdout.once("drain", done);
+  else setImmediate(done);
+}
+
+function invokedDirectly(): boolean {
+  try {
+    return !!process.argv[1] && realpathSync(fileURLToPath(import.meta.url)) === realpathSync(process.argv[1]);
+  } catch {
+    return false;
+  }
+}
+if (invokedDirectly()) await run();

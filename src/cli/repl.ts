@@ -1,0 +1,362 @@
+// The interactive REPL (node:readline; works in a real terminal and on a pipe).
+//
+// Keys: Enter sends; Ctrl-C during a turn cancels that turn (the session goes on); Ctrl-C on
+// an empty prompt twice, or Ctrl-D, exits. Lines typed while a turn runs are queued.
+// Commands: /compact [instructions], /context, /cost, /clear, /resume [id], /help, /exit.
+import { createInterface, type Interface } from "node:readline";
+import type { AgentEvent } from "../agent/loop.ts";
+import { resultPlainText } from "../messages/blocks.ts";
+import type { ModelClient } from "../model/types.ts";
+import { listSessions } from "../session/paths.ts";
+import type { CliArgs } from "./args.ts";
+import type { RunConfig } from "./config.ts";
+import { errorLine, oneLine } from "./errors.ts";
+import { priceOf, formatUsd } from "./pricing.ts";
+import { compactionNotice, contextChart, costReport, createSpinner, fmt, nearNotice, sessionList, styleFor } from "./render.ts";
+import { AgentSession, createClient } from "./session.ts";
+
+export interface ReplIO {
+  stdin: NodeJS.ReadStream;
+  stdout: NodeJS.WriteStream;
+  stderr: NodeJS.WriteStream;
+}
+
+export const HELP = `Commands:
+  /compact [instructions]  summarise the conversation now; instructions say what to keep
+  /context                 where the context's tokens go, and how far auto-compact is
+  /cost                    tokens and $ of this session (prompt-cache pricing)
+  /clear                   start a new, empty session
+  /resume [id]             list this workspace's sessions, or switch to one
+  /help                    this help
+  /exit                    quit (also Ctrl-D, or Ctrl-C twice)
+Ctrl-C while the agent works cancels the current turn; the session goes on.`;
+
+/** The near-auto-compact warning shows from this share of the threshold. */
+const NEAR_SHARE = 0.8;
+
+function describeUse(name: string, input: unknown): string {
+  const i = (input ?? {}) as Record<string, unknown>;
+  const main = i.command ?? i.path ?? i.file_path ?? i.pattern ?? i.query ?? i.description ?? i.id ?? i.focus;
+  return typeof main === "string" ? `${name}(${oneLine(main, 100)})` : name;
+}
+
+export async function runRepl(cfg: RunConfig, args: CliArgs, version: string, io: ReplIO, client?: ModelClient): Promise<number> {
+  const out = io.stdout;
+  const s = styleFor(out);
+  const spinner = createSpinner(io.stderr.isTTY ? io.stderr : out, s);
+  const print = (text = "") => {
+    spinner.stop();
+    out.write(`${text}\n`);
+  };
+
+  let rl!: Interface;
+  let busy = false;
+  let controller: AbortController | undefined;
+  let lastSigint = 0;
+  let midLine = false; // streamed text left the cursor mid-line
+  let nearWarned = false;
+  const queue: string[] = [];
+  const alwaysAllow = new Set<string>();
+
+  const endLine = () => {
+    if (midLine) {
+      out.write("\n");
+      midLine = false;
+    }
+  };
+
+  /** A y/n question during a turn; resolves false when the turn is cancelled. */
+  const ask = (question: string, signal?: AbortSignal): Promise<string> =>
+    new Promise((resolve) => {
+      spinner.stop();
+      endLine();
+      if (signal?.aborted) return resolve("");
+      const onAbort = () => resolve("");
+      signal?.addEventListener("abort", onAbort, { once: true });
+      try {
+        rl.question(question, signal ? { signal } : {}, (answer) => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve(answer.trim().toLowerCase());
+        });
+      } catch {
+        resolve(""); // the input is closed (end of piped input): no answer means no
+      }
+    });
+
+  const onEvent = (e: AgentEvent) => {
+    switch (e.type) {
+      case "request": {
+        // Warn once per approach: from NEAR_SHARE of the threshold (or past it, when auto-compact is off).
+        const share = e.tokens / e.threshold;
+        if (share >= NEAR_SHARE && (share < 1 || cfg.autoCompact === "off") && !nearWarned) {
+          nearWarned = true;
+          endLine();
+          print(s.yellow(`⚠ ${nearNotice(e.tokens, e.threshold)}${cfg.autoCompact === "off" ? " (auto-compact is off)" : ""}`));
+        } else if (share < NEAR_SHARE) nearWarned = false;
+        if (!midLine) spinner.start(`thinking (${fmt(e.tokens)} tokens in context)`);
+        break;
+      }
+      case "stream":
+        if (e.event.type === "text") {
+          spinner.stop();
+          out.write(e.event.text);
+          midLine = !e.event.text.endsWith("\n");
+        } else if (e.event.type === "tool_use") {
+          spinner.label(`preparing ${e.event.name}…`);
+        }
+        break;
+      case "response":
+        endLine();
+        break;
+      case "tool":
+        endLine();
+        print(s.cyan(`● ${describeUse(e.use.name, e.use.input)}`));
+        spinner.start(`running ${e.use.name}…`);
+        break;
+      case "tool_result": {
+        const text = resultPlainText(e.result.content);
+        const lines = text === "" ? 0 : text.split("\n").length;
+        const first = oneLine(text.split("\n")[0] ?? "", 100);
+        print(s.dim(`  ⎿ ${e.result.is_error ? s.red(first || "error") : `${first}${lines > 1 ? ` … (${fmt(lines)} lines)` : ""}`}`));
+        break;
+      }
+      case "compacting":
+        endLine();
+        spinner.start(e.kind === "summarize" ? "compacting the context…" : `compacting (${e.kind})…`);
+        break;
+      case "compaction":
+        if (e.record) print(s.yellow(compactionNotice(e.record)));
+        else if (e.event.kind === "summary_failed") print(s.red(`summary failed: ${oneLine(e.event.error, 200)}${e.event.breakerOpen ? " (digest from now on)" : ""}`));
+        else if (e.event.kind === "compact_blocked") print(s.yellow(`compaction blocked by a hook: ${e.event.reason ?? ""}`));
+        break;
+      case "retry":
+        endLine();
+        print(s.dim(`(${oneLine(e.error.message, 120)}; retry ${e.attempt} in ${(e.delayMs / 1000).toFixed(1)}s)`));
+        break;
+      case "fallback":
+        print(s.yellow(`switched to the fallback model ${e.to} (${e.from} is overloaded)`));
+        break;
+      case "continuation":
+        spinner.start("continuing (reply hit the output limit)…");
+        break;
+      case "subagent":
+        if (e.phase === "start") {
+          print(s.dim(`  ↳ subagent ${e.id}${e.description ? `: ${e.description}` : ""}`));
+          spinner.start(`subagent ${e.description ?? e.id}…`);
+        }
+        break;
+      case "subagent_event": {
+        // Progress of a subagent: which tool it runs now (its messages stay out of this terminal).
+        const inner = e.event;
+        if (inner.type === "tool") spinner.label(`subagent › ${describeUse(inner.use.name, inner.use.input)}`);
+        else if (inner.type === "request") spinner.label(`subagent › thinking (${fmt(inner.tokens)} tokens in its context)`);
+        break;
+      }
+      default:
+        break;
+    }
+  };
+
+  const session = new AgentSession(
+    cfg,
+    {
+      onEvent,
+      onWarning: (m) => print(s.yellow(`warning: ${m}`)),
+      ...(cfg.yes
+        ? {}
+        : {
+            askPermission: async ({ tool, summary, detail }) => {
+              if (alwaysAllow.has(tool)) return true;
+              if (detail) print(s.dim(detail.split("\n").slice(0, 40).join("\n")));
+              const a = await ask(`${s.bold(`Allow ${tool}?`)} ${oneLine(summary, 200)} ${s.dim("[y]es / [n]o / [a]lways this session")} `, controller?.signal);
+              if (a === "a" || a === "always") alwaysAllow.add(tool);
+              return a === "y" || a === "yes" || a === "a" || a === "always";
+            },
+          }),
+      onCompactSuggested: async ({ tokens, threshold, full }) => {
+        const a = await ask(
+          `${s.yellow(full ? `The context (${fmt(tokens)} tokens) no longer fits.` : `The context (${fmt(tokens)} tokens) is over the auto-compact threshold (${fmt(threshold)}).`)} Compact now? [Y/n] `,
+          controller?.signal,
+        );
+        return a === "" ? !controller?.signal.aborted : a === "y" || a === "yes";
+      },
+    },
+    client ?? (await createClient(cfg)),
+  );
+
+  session.start({ ...(args.resume !== undefined ? { resume: args.resume } : {}), continueLatest: args.continue });
+
+  const banner = () => {
+    const b = session.breakdown();
+    print(`${s.bold(`lethe ${version}`)} · ${cfg.model} (${cfg.provider}${cfg.baseUrl ? ` at ${cfg.baseUrl}` : ""}) · window ${fmt(cfg.contextWindow)} · auto-compact ${cfg.autoCompact}${cfg.autoCompact !== "off" ? ` at ${fmt(b.threshold)}` : ""}`);
+    print(s.dim(`session ${session.id}${session.history.length ? ` (resumed: ${session.history.length} messages)` : ""} · ${cfg.workspace} · /help for commands`));
+    for (const w of session.loadWarnings) print(s.yellow(`warning: ${w}`));
+  };
+
+  const runTurn = async (prompt: string) => {
+    controller = new AbortController();
+    try {
+      const r = await session.run(prompt, controller.signal);
+      endLine();
+      spinner.stop();
+      if (r.stop === "aborted") print(s.yellow("Interrupted. The turn was cancelled; the session goes on."));
+      else if (r.stop === "max_turns") print(s.yellow(`Stopped after ${r.turns} turns (--max-turns).`));
+      else if (r.stop === "max_tokens") print(s.yellow("The reply was cut off by the output token limit."));
+      const b = session.breakdown();
+      const cost = r.costUsd !== undefined ? ` · ${formatUsd(r.costUsd)}` : "";
+      print(s.dim(`[${fmt(b.measured)} / ${fmt(b.window)} tokens in context${cost}]`));
+    } catch (e) {
+      endLine();
+      spinner.stop();
+      print(s.red(errorLine(e)));
+    } finally {
+      controller = undefined;
+    }
+  };
+
+  const command = async (line: string): Promise<boolean> => {
+    const [cmd = "", ...rest] = line.slice(1).split(/\s+/);
+    const argText = line.slice(1 + cmd.length).trim();
+    switch (cmd.toLowerCase()) {
+      case "exit":
+      case "quit":
+        return false;
+      case "help":
+        print(HELP);
+        break;
+      case "clear":
+        session.clear();
+        nearWarned = false;
+        print(`New session ${session.id}.`);
+        break;
+      case "context":
+        print(contextChart(session.breakdown(), s));
+        break;
+      case "cost":
+        print(costReport(session.usageByModel, (m) => priceOf(m, cfg.pricing), s));
+        break;
+      case "resume":
+        if (rest.length === 0 || !argText) {
+          print(sessionList(listSessions(cfg.workspace), session.id, s));
+        } else {
+          try {
+            session.switchTo(argText);
+            nearWarned = false;
+            print(`Resumed session ${session.id} (${session.history.length} messages in context).`);
+            for (const w of session.loadWarnings) print(s.yellow(`warning: ${w}`));
+          } catch (e) {
+            print(s.red(errorLine(e)));
+          }
+        }
+        break;
+      case "compact": {
+        if (session.history.length === 0) {
+          print("Nothing to compact yet.");
+          break;
+        }
+        controller = new AbortController();
+        spinner.start(`compacting (manual)${argText ? `: ${oneLine(argText, 60)}` : ""}…`);
+        try {
+          const records = await session.compact(argText || undefined, controller.signal);
+          if (records.length === 0) print("Nothing was compacted.");
+        } catch (e) {
+          print(controller.signal.aborted ? s.yellow("Compaction cancelled.") : s.red(errorLine(e)));
+        } finally {
+          spinner.stop();
+          controller = undefined;
+        }
+        break;
+      }
+      default:
+        print(s.red(`unknown command /${cmd}; /help lists the commands`));
+    }
+    return true;
+  };
+
+  return new Promise<number>((resolveExit) => {
+    let closed = false;
+    const finish = (code: number) => {
+      if (closed) return;
+      closed = true;
+      spinner.stop();
+      session.close();
+      rl.close();
+      resolveExit(code);
+    };
+
+    rl = createInterface({ input: io.stdin, output: out, terminal: !!io.stdin.isTTY && !!out.isTTY, prompt: s.bold("> "), historySize: 1000 });
+
+    const handle = async (raw: string) => {
+      const line = raw.trim();
+      if (line === "") return true;
+      if (line.startsWith("/")) return command(line);
+      await runTurn(line);
+      return true;
+    };
+
+    const drain = async () => {
+      while (queue.length > 0 && !closed) {
+        const next = queue.shift()!;
+        busy = true;
+        const goOn = await handle(next);
+        busy = false;
+        if (!goOn) return finish(0);
+      }
+      if (!closed) rl.prompt();
+    };
+
+    rl.on("line", (line) => {
+      queue.push(line);
+      if (!busy) void drain();
+    });
+
+    rl.on("SIGINT", () => {
+      if (busy && controller) {
+        if (!controller.signal.aborted) {
+          spinner.stop();
+          endLine();
+          out.write(s.yellow("^C cancelling…\n"));
+          controller.abort();
+        }
+        queue.length = 0;
+        return;
+      }
+      const now = Date.now();
+      if (rl.line.length > 0) {
+        // Clear what was typed, like a shell.
+        (rl as unknown as { line: string }).line = "";
+        out.write("^C\n");
+        rl.prompt();
+        lastSigint = 0;
+        return;
+      }
+      if (now - lastSigint < 3000) {
+        out.write("\n");
+        return finish(0);
+      }
+      lastSigint = now;
+      out.write(s.dim("\n(press Ctrl-C again to exit, or type /exit)\n"));
+      rl.prompt();
+    });
+
+    rl.on("close", () => {
+      if (closed) return;
+      // Ctrl-D in a terminal: cancel a running turn, then leave. The end of piped input: finish
+      // what was queued first.
+      const tty = !!io.stdin.isTTY;
+      if (tty) {
+        if (busy && controller) controller.abort();
+        queue.length = 0;
+        out.write("\n");
+      }
+      const wait = () => (busy || queue.length > 0 ? setTimeout(wait, 20) : finish(0));
+      wait();
+    });
+
+    banner();
+    const first = args.positional.join(" ").trim();
+    if (first) queue.push(first);
+    if (queue.length > 0) void drain();
+    else rl.prompt();
+  });
+}

@@ -1,0 +1,321 @@
+// One CLI session: the model client, the tools, the engine, the transcript and the live
+// history, plus what the REPL's commands need (/compact, /context, /cost, /clear, /resume).
+// Headless mode and the REPL both drive the agent through this.
+import type { Engine } from "../engine.ts";
+import { createEngine } from "../engine.ts";
+import { blocksOf } from "../messages/blocks.ts";
+import type { ContentBlock, Message } from "../messages/types.ts";
+import { createCommandHooks } from "../hooks/compact-hooks.ts";
+import type { ModelClient, ToolDefinition } from "../model/types.ts";
+import { type SessionPaths, createSessionDir, latestSession, resolveSession } from "../session/paths.ts";
+import { type TranscriptWriter, loadTranscript, openTranscript, resumeContext } from "../session/transcript.ts";
+import type { Usage } from "../tokens/meter.ts";
+import { createToolset, toolDefinitions } from "../tools/index.ts";
+import type { Tool, ToolContext } from "../tools/types.ts";
+import { type AgentEvent, type AgentOptions, type AgentResult, type CompactionRecord, compactionRecords, fixedTokensOf, historyAtFailure, runAgent } from "../agent/loop.ts";
+import { subagentSystemPrompt, systemPrompt } from "../agent/prompt.ts";
+import { USER_MESSAGE_PREFIX, LATEST_REQUEST_PREFIX } from "../compaction/retain.ts";
+import type { RunConfig } from "./config.ts";
+import { ConfigError } from "./errors.ts";
+import { costOf, priceOf } from "./pricing.ts";
+
+export interface SessionUI {
+  onEvent?: (e: AgentEvent) => void;
+  askPermission?: ToolContext["askPermission"];
+  onCompactSuggested?: AgentOptions["onCompactSuggested"];
+  onWarning?: (message: string) => void;
+  /** Notes for the model, added after the next batch of tool results. */
+  takeNotes?: () => string[];
+}
+
+export type FullUsage = { input_tokens: number; output_tokens: number; cache_creation_input_tokens: number; cache_read_input_tokens: number };
+const zero = (): FullUsage => ({ input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 });
+function add(a: FullUsage, u: Usage): void {
+  a.input_tokens += u.input_tokens ?? 0;
+  a.output_tokens += u.output_tokens ?? 0;
+  a.cache_creation_input_tokens += u.cache_creation_input_tokens ?? 0;
+  a.cache_read_input_tokens += u.cache_read_input_tokens ?? 0;
+}
+
+/** The provider's client; only that provider's SDK is loaded (each takes a few hundred ms to import). */
+export async function createClient(cfg: RunConfig): Promise<ModelClient> {
+  const base = cfg.baseUrl ? { baseURL: cfg.baseUrl } : {};
+  if (cfg.provider === "anthropic") {
+    const { createAnthropicClient } = await import("../model/anthropic.ts");
+    return createAnthropicClient({ apiKey: cfg.apiKey, ...base });
+  }
+  const { createOpenAIClient } = await import("../model/openai.ts");
+  return createOpenAIClient({ apiKey: cfg.apiKey, ...base });
+}
+
+export interface ContextCategory {
+  name: string;
+  tokens: number;
+}
+
+export interface ContextBreakdown {
+  categories: ContextCategory[];
+  /** Estimated tokens of the next request (sum of the categories). */
+  estimate: number;
+  /** Anchored measure (provider-reported usage + estimate of what is new). */
+  measured: number;
+  window: number;
+  threshold: number;
+  autoCompact: "on" | "off" | "ask";
+  messages: number;
+}
+
+export interface RunOutcome extends AgentResult {
+  /** Usage of this run, subagents included. */
+  runUsage: FullUsage;
+  costUsd: number | undefined;
+}
+
+export class AgentSession {
+  readonly client: ModelClient;
+  readonly toolset: Tool[];
+  readonly tools: ToolDefinition[];
+  readonly system: string;
+  paths!: SessionPaths;
+  transcript!: TranscriptWriter;
+  engine!: Engine;
+  history: Message[] = [];
+  ctx!: ToolContext;
+  model: string;
+  /** This session's totals (subagents included). */
+  usage: FullUsage = zero();
+  usageByModel = new Map<string, FullUsage>();
+  compactions: CompactionRecord[] = [];
+  turns = 0;
+  /** Warnings from loading the transcript on resume. */
+  loadWarnings: string[] = [];
+  /** Usage of the run in progress (summary calls land here too). */
+  private runUsage: FullUsage = zero();
+  /** The client for summaries: the same one, with its usage counted. */
+  private readonly countingClient: ModelClient;
+
+  constructor(
+    readonly cfg: RunConfig,
+    readonly ui: SessionUI,
+    client: ModelClient,
+  ) {
+    this.client = client;
+    this.countingClient = {
+      provider: client.provider,
+      stream: async (req, onEvent) => {
+        const r = await client.stream(req, onEvent);
+        this.countUsage(r.model || req.model, r.usage, this.runUsage);
+        return r;
+      },
+    };
+    this.toolset = createToolset();
+    this.tools = toolDefinitions(this.toolset) as ToolDefinition[];
+    this.system = systemPrompt({ workspace: cfg.workspace });
+    this.model = cfg.model;
+  }
+
+  get id(): string {
+    return this.paths.id;
+  }
+
+  /** Opens a new session, or the one named by `resume`, or the latest one (`continueLatest`). */
+  start(opts: { resume?: string; continueLatest?: boolean } = {}): void {
+    if (opts.resume !== undefined) return this.open(resolveSession(this.cfg.workspace, opts.resume), true);
+    if (opts.continueLatest) {
+      const latest = latestSession(this.cfg.workspace);
+      if (!latest) throw new ConfigError(`lethe: no session to continue in ${this.cfg.workspace} (start one without --continue)`);
+      return this.open(latest, true);
+    }
+    this.open(createSessionDir(this.cfg.workspace), false);
+  }
+
+  private open(paths: SessionPaths, resume: boolean): void {
+    this.close();
+    this.paths = paths;
+    this.history = [];
+    this.loadWarnings = [];
+    if (resume) {
+      const loaded = loadTranscript(paths.transcript);
+      this.loadWarnings = [...loaded.errors, ...loaded.warnings];
+      this.history = resumeContext(loaded.entries);
+    }
+    this.transcript = openTranscript(paths.transcript, {
+      header: { id: paths.id, cwd: this.cfg.workspace, model: this.cfg.model, provider: this.cfg.provider },
+    });
+    this.engine = this.makeEngine(paths.dir, this.transcript, paths.id);
+    this.ctx = { workspace: this.cfg.workspace, sessionDir: paths.dir, readState: new Map(), todos: [], ...(this.ui.askPermission ? { askPermission: this.ui.askPermission } : {}) };
+    this.usage = zero();
+    this.usageByModel = new Map();
+    this.compactions = [];
+    this.turns = 0;
+  }
+
+  private makeEngine(sessionDir: string | undefined, transcript: TranscriptWriter | undefined, sessionId: string): Engine {
+    const cfg = this.cfg;
+    return createEngine({
+      contextWindow: cfg.contextWindow,
+      maxOutputTokens: cfg.maxOutputTokens,
+      ...(sessionDir ? { sessionDir } : {}),
+      // runAgent writes every message to the transcript before sending it.
+      ...(transcript ? { transcript, transcriptHoldsHistory: true } : {}),
+      config: cfg.compaction,
+      model: cfg.model,
+      // Summary calls are paid for too: count their usage with the session's.
+      summarizer: { client: this.countingClient, model: cfg.model },
+      summarizerMode: cfg.summarizer,
+      ...(cfg.hooks
+        ? { hooks: createCommandHooks(cfg.hooks, { cwd: cfg.workspace, sessionId, ...(transcript ? { transcriptPath: transcript.path } : {}), onWarning: (m) => this.ui.onWarning?.(m) }) }
+        : {}),
+      workspace: cfg.workspace,
+    });
+  }
+
+  /** Starts a new, empty session (/clear). */
+  clear(): void {
+    this.open(createSessionDir(this.cfg.workspace), false);
+  }
+
+  /** Switches to another session of the workspace (/resume <id>). */
+  switchTo(id: string): void {
+    const paths = resolveSession(this.cfg.workspace, id);
+    this.open(paths, true);
+  }
+
+  private countUsage(model: string, u: Usage, into: FullUsage): void {
+    add(this.usage, u);
+    add(into, u);
+    let m = this.usageByModel.get(model);
+    if (!m) this.usageByModel.set(model, (m = zero()));
+    add(m, u);
+  }
+
+  /** $ for the usage so far (undefined when a model's price is unknown). */
+  cost(): number | undefined {
+    let total = 0;
+    for (const [model, u] of this.usageByModel) {
+      const p = priceOf(model, this.cfg.pricing);
+      if (!p) return undefined;
+      total += costOf(u, p.pricing);
+    }
+    return total;
+  }
+
+  /** One user turn: the prompt, then model calls and tools until the model answers. */
+  async run(prompt: string | undefined, signal?: AbortSignal): Promise<RunOutcome> {
+    const runUsage = (this.runUsage = zero());
+    const costBefore = this.cost();
+    const onEvent = (e: AgentEvent) => {
+      let inner: AgentEvent = e;
+      while (inner.type === "subagent_event") inner = inner.event;
+      if (inner.type === "response") this.countUsage(inner.model, inner.usage, runUsage);
+      this.ui.onEvent?.(e);
+    };
+    const cfg = this.cfg;
+    try {
+      const r = await runAgent(this.history, prompt, {
+        engine: this.engine,
+        client: this.client,
+        model: this.model,
+        system: this.system,
+        tools: this.tools,
+        toolset: this.toolset,
+        toolContext: this.ctx,
+        subagents: {
+          sessionDir: this.paths.dir,
+          toolset: this.toolset,
+          system: subagentSystemPrompt({ workspace: cfg.workspace }),
+          createEngine: ({ sessionDir, transcript }) => this.makeEngine(sessionDir, transcript, this.paths.id),
+        },
+        transcript: this.transcript,
+        ...(cfg.maxTurns ? { maxTurns: cfg.maxTurns } : {}),
+        maxOutputTokens: cfg.maxOutputTokens,
+        signal,
+        onEvent,
+        ...(cfg.retry ? { retry: cfg.retry } : {}),
+        ...(cfg.fallbackModel ? { fallbackModel: cfg.fallbackModel } : {}),
+        ...(this.ui.onCompactSuggested && cfg.autoCompact === "ask" ? { onCompactSuggested: this.ui.onCompactSuggested } : {}),
+        ...(this.ui.takeNotes ? { takeNotes: this.ui.takeNotes } : {}),
+      });
+      this.history = r.history;
+      this.model = r.model;
+      this.turns += r.turns;
+      this.compactions.push(...r.compactions);
+      const after = this.cost();
+      return { ...r, runUsage, costUsd: after !== undefined && costBefore !== undefined ? after - costBefore : undefined };
+    } catch (e) {
+      const h = historyAtFailure(e);
+      if (h) this.history = h;
+      throw e;
+    }
+  }
+
+  get fixedTokens(): number {
+    return fixedTokensOf(this.engine, this.system, this.tools);
+  }
+
+  /** Manual compaction (/compact [instructions]). */
+  async compact(focus: string | undefined, signal?: AbortSignal): Promise<CompactionRecord[]> {
+    const r = await this.engine.compact(this.history, {
+      system: this.system,
+      tools: this.tools,
+      fixedTokens: this.fixedTokens,
+      kind: "manual",
+      ...(focus?.trim() ? { focus: focus.trim() } : {}),
+      ...(signal ? { signal } : {}),
+    });
+    this.history = r.history;
+    const records = compactionRecords(r.events, r.tokens);
+    const out: CompactionRecord[] = [];
+    for (const e of r.events) {
+      const rec = records.get(e);
+      if (rec) out.push(rec);
+      this.ui.onEvent?.({ type: "compaction", event: e, ...(rec ? { record: rec } : {}) });
+    }
+    this.compactions.push(...out);
+    return out;
+  }
+
+  /** Where the tokens of the next request go. */
+  breakdown(): ContextBreakdown {
+    const counter = this.engine.counter;
+    const cats = { system: this.fixedTokens, user: 0, assistant: 0, results: 0, summary: 0 };
+    for (const m of this.history) {
+      const blocks: ContentBlock[] = blocksOf(m);
+      const overhead = Math.max(0, counter.message(m) - blocks.reduce((s, b) => s + counter.block(b), 0));
+      if (m.role === "assistant") {
+        cats.assistant += counter.message(m);
+        continue;
+      }
+      let first: keyof typeof cats | undefined;
+      for (const b of blocks) {
+        const t = counter.block(b);
+        let cat: keyof typeof cats;
+        if (b.type === "tool_result") cat = "results";
+        else if (b.type === "text" && (b.text.startsWith(USER_MESSAGE_PREFIX) || b.text.startsWith(LATEST_REQUEST_PREFIX))) cat = "user";
+        else if (b.type === "text" && (b.text.startsWith("[lethe") || b.text.startsWith("<lethe-"))) cat = "summary";
+        else cat = "user";
+        first ??= cat;
+        cats[cat] += t;
+      }
+      cats[first ?? "user"] += overhead;
+    }
+    const categories: ContextCategory[] = [
+      { name: "system + tools", tokens: cats.system },
+      { name: "user messages", tokens: cats.user },
+      { name: "assistant", tokens: cats.assistant },
+      { name: "tool results", tokens: cats.results },
+      { name: "summary", tokens: cats.summary },
+    ];
+    const estimate = categories.reduce((s, c) => s + c.tokens, 0);
+    const measured = this.history.length ? this.engine.meter.measure(this.history, this.fixedTokens) : estimate;
+    return { categories, estimate, measured, window: this.cfg.contextWindow, threshold: this.engine.threshold, autoCompact: this.cfg.autoCompact, messages: this.history.length };
+  }
+
+  close(): void {
+    try {
+      this.transcript?.close();
+    } catch {
+      // already closed
+    }
+  }
+}

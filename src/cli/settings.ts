@@ -1,0 +1,152 @@
+// Settings files: ~/.lethe/settings.json (user) and <workspace>/.lethe/settings.json
+// (workspace; wins over the user's). Command-line flags and environment variables win over both.
+//
+// {
+//   "provider": "anthropic" | "openai",
+//   "model": "claude-sonnet-4-5",          "fallbackModel": "claude-haiku-4-5",
+//   "baseUrl": "http://localhost:11434/v1",
+//   "contextWindow": 32768,                 "maxOutputTokens": 4096,
+//   "autoCompact": "on" | "off" | "ask",    "compactThreshold": 150000 | 0.8,
+//   "summarizer": "model" | "digest",
+//   "maxTurns": 200,
+//   "compaction": { "micro": { "keepRecent": 5 }, … },       (src/compaction/config.ts)
+//   "hooks": { "PreCompact": [ … ], "PostCompact": [ … ] },  (src/hooks/compact-hooks.ts)
+//   "retry": { "maxAttempts": 5, "baseMs": 500, "maxMs": 30000 },
+//   "pricing": { "<model prefix>": { "input": 3, "output": 15, "cacheWrite": 3.75, "cacheRead": 0.3 } }
+// }
+import { readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { z } from "zod";
+import type { CompactionConfig, DeepPartial } from "../compaction/config.ts";
+import { type HooksConfig, parseHooksConfig } from "../hooks/compact-hooks.ts";
+import { ConfigError, oneLine } from "./errors.ts";
+
+export interface Pricing {
+  /** $ per million tokens. */
+  input: number;
+  output: number;
+  cacheWrite?: number;
+  cacheRead?: number;
+}
+
+export interface Settings {
+  provider?: "anthropic" | "openai";
+  model?: string;
+  fallbackModel?: string;
+  baseUrl?: string;
+  contextWindow?: number;
+  maxOutputTokens?: number;
+  autoCompact?: "on" | "off" | "ask";
+  compactThreshold?: number;
+  summarizer?: "model" | "digest";
+  maxTurns?: number;
+  compaction?: DeepPartial<CompactionConfig>;
+  hooks?: HooksConfig;
+  retry?: { maxAttempts?: number; baseMs?: number; maxMs?: number };
+  pricing?: Record<string, Pricing>;
+}
+
+const positiveInt = z.number().int().positive();
+const price = z.object({ input: z.number().nonnegative(), output: z.number().nonnegative(), cacheWrite: z.number().nonnegative().optional(), cacheRead: z.number().nonnegative().optional() }).strict();
+
+const schema = z
+  .object({
+    $schema: z.string().optional(),
+    provider: z.enum(["anthropic", "openai"]).optional(),
+    model: z.string().min(1).optional(),
+    fallbackModel: z.string().min(1).optional(),
+    baseUrl: z.string().url().optional(),
+    contextWindow: positiveInt.optional(),
+    maxOutputTokens: positiveInt.optional(),
+    autoCompact: z.enum(["on", "off", "ask"]).optional(),
+    compactThreshold: z.number().positive().optional(),
+    summarizer: z.enum(["model", "digest"]).optional(),
+    maxTurns: positiveInt.optional(),
+    compaction: z.record(z.string(), z.unknown()).optional(),
+    hooks: z.record(z.string(), z.unknown()).optional(),
+    retry: z.object({ maxAttempts: positiveInt.optional(), baseMs: z.number().nonnegative().optional(), maxMs: z.number().nonnegative().optional() }).strict().optional(),
+    pricing: z.record(z.string(), price).optional(),
+  })
+  .strict();
+
+export const USER_SETTINGS = () => join(homedir(), ".lethe", "settings.json");
+export const WORKSPACE_SETTINGS = (workspace: string) => join(workspace, ".lethe", "settings.json");
+
+/** One settings file; undefined when it does not exist. Throws a one-line ConfigError naming the file. */
+export function loadSettingsFile(path: string): Settings | undefined {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return undefined;
+    throw new ConfigError(`lethe: cannot read settings file ${path}: ${oneLine((e as Error).message)}`);
+  }
+  if (text.trim() === "") return undefined;
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (e) {
+    throw new ConfigError(`lethe: settings file ${path} is not valid JSON: ${oneLine((e as Error).message)}`);
+  }
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) throw new ConfigError(`lethe: settings file ${path} must hold a JSON object`);
+  const r = schema.safeParse(raw);
+  if (!r.success) {
+    const issue = r.error.issues[0]!;
+    const where = issue.path.length ? issue.path.join(".") : "(top level)";
+    throw new ConfigError(`lethe: settings file ${path}: ${where}: ${oneLine(issue.message)}`);
+  }
+  const { $schema: _s, hooks, compaction, ...rest } = r.data;
+  const out: Settings = { ...rest } as Settings;
+  if (compaction) out.compaction = compaction as DeepPartial<CompactionConfig>;
+  if (hooks) {
+    try {
+      out.hooks = parseHooksConfig(hooks);
+    } catch (e) {
+      throw new ConfigError(`lethe: settings file ${path}: ${oneLine((e as Error).message).replace(/^lethe settings: /, "")}`);
+    }
+  }
+  return out;
+}
+
+function isObj(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function deepMerge<T>(a: T | undefined, b: T | undefined): T | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  if (!isObj(a) || !isObj(b)) return b;
+  const out: Record<string, unknown> = { ...a };
+  for (const [k, v] of Object.entries(b)) out[k] = isObj(v) && isObj(out[k]) ? deepMerge(out[k], v) : v;
+  return out as T;
+}
+
+export interface LoadedSettings {
+  settings: Settings;
+  /** The files that were read, user first. */
+  files: string[];
+}
+
+/** The user's settings overlaid with the workspace's. Hooks of both files run (user's first). */
+export function loadSettings(workspace: string, userPath = USER_SETTINGS()): LoadedSettings {
+  const files: string[] = [];
+  const user = loadSettingsFile(userPath);
+  if (user) files.push(userPath);
+  const wsPath = WORKSPACE_SETTINGS(workspace);
+  const ws = wsPath === userPath ? undefined : loadSettingsFile(wsPath);
+  if (ws) files.push(wsPath);
+  const settings: Settings = { ...user, ...ws };
+  settings.compaction = deepMerge(user?.compaction, ws?.compaction);
+  settings.retry = deepMerge(user?.retry, ws?.retry);
+  settings.pricing = deepMerge(user?.pricing, ws?.pricing);
+  if (user?.hooks || ws?.hooks) {
+    settings.hooks = {
+      PreCompact: [...(user?.hooks?.PreCompact ?? []), ...(ws?.hooks?.PreCompact ?? [])],
+      PostCompact: [...(user?.hooks?.PostCompact ?? []), ...(ws?.hooks?.PostCompact ?? [])],
+    };
+  }
+  for (const k of Object.keys(settings) as (keyof Settings)[]) if (settings[k] === undefined) delete settings[k];
+  return { settings, files };
+}

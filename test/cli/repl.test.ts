@@ -1,0 +1,203 @@
+// The REPL in a real terminal: tmux (send-keys / capture-pane) drives `lethe` against the fake
+// Anthropic server. Skipped (with a note) when tmux is not installed; CI installs it.
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { chmodSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { FakeServer, Step } from "../support/fakes/common.ts";
+import { BIN, ROOT, type Workspace, cliEnv, isSummaryRequest, keyEnv, lastMessageText, makeWorkspace, providerArgs, startFake } from "./support.ts";
+
+const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
+const socket = `lethe-test-${process.pid}`;
+const tmux = (...args: string[]) => spawnSync("tmux", ["-L", socket, ...args], { encoding: "utf8" });
+
+const SUMMARY = "<analysis>going through it</analysis>\n<summary>\n1. Goal — answer the user's questions.\n8. Current work — chatting.\n9. Next step — wait for the next question.\n</summary>";
+
+/** The text of the last text block of a request (the newest thing the user typed). */
+function lastTyped(body: any): string {
+  const m = body.messages.at(-1);
+  if (typeof m.content === "string") return m.content;
+  const texts = m.content.filter((b: any) => b.type === "text").map((b: any) => b.text);
+  return texts.at(-1) ?? "";
+}
+
+class Terminal {
+  constructor(readonly name: string) {}
+
+  start(ws: Workspace, env: NodeJS.ProcessEnv, args: string[]) {
+    // A wrapper script: exact environment and arguments, and the exit code left on screen.
+    const script = join(ws.dir, "..", `${this.name}.sh`);
+    const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+    const exports = Object.entries(env)
+      .filter(([k, v]) => v !== undefined && /^[A-Za-z_][A-Za-z0-9_]*$/.test(k))
+      .map(([k, v]) => `export ${k}=${q(v!)}`)
+      .join("\n");
+    writeFileSync(script, `#!/bin/sh\n${exports}\nexport TERM=xterm-256color\ncd ${q(ROOT)}\n${q(process.execPath)} ${q(BIN)} ${args.map(q).join(" ")}\necho "LETHE-EXITED $?"\nsleep 600\n`);
+    chmodSync(script, 0o755);
+    const r = tmux("new-session", "-d", "-s", this.name, "-x", "160", "-y", "50", script);
+    assert.equal(r.status, 0, r.stderr);
+  }
+
+  screen(): string {
+    return tmux("capture-pane", "-p", "-J", "-S", "-1000", "-t", this.name).stdout;
+  }
+
+  keys(...keys: string[]) {
+    const r = tmux("send-keys", "-t", this.name, ...keys);
+    assert.equal(r.status, 0, r.stderr);
+  }
+
+  /** Types a line and presses Enter. */
+  type(line: string) {
+    this.keys("-l", line);
+    this.keys("Enter");
+  }
+
+  /** Waits until the screen (after `from` characters) matches; returns the new part. */
+  async waitFor(pattern: RegExp, from = 0, what = String(pattern)): Promise<string> {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const text = this.screen().slice(from);
+      if (pattern.test(text)) return text;
+      if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}; screen:\n${this.screen()}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  mark(): number {
+    return this.screen().trimEnd().length;
+  }
+}
+
+let fake: FakeServer;
+let release!: () => void;
+const gate = new Promise<void>((r) => (release = r));
+let answers = 0;
+const workspaces: Workspace[] = [];
+
+before(async () => {
+  if (!hasTmux) return;
+  fake = await startFake("anthropic", {
+    script: async (body: any): Promise<Step> => {
+      if (isSummaryRequest(body)) return { text: SUMMARY };
+      const typed = lastTyped(body);
+      if (/slow/.test(typed)) {
+        await gate; // held until the test ends: only Ctrl-C gets the user out
+        return { text: "the slow answer" };
+      }
+      if (/run the command/.test(typed)) return { text: "Running it.", toolUses: [{ name: "bash", input: { command: "echo printed-by-bash" } }] };
+      if (/print rows (\d+)/.test(typed)) {
+        const n = /print rows (\d+)/.exec(typed)![1];
+        return { toolUses: [{ name: "bash", input: { command: `seq 1 330 | awk '{print "batch ${n} row " $1 ": value=" ($1*7919)%10007 " status=ok"}'` } }] };
+      }
+      return { text: `Answer ${++answers}: ok.` };
+    },
+  });
+});
+
+after(async () => {
+  release?.();
+  if (hasTmux) tmux("kill-server");
+  await fake?.close();
+  for (const ws of workspaces) ws.cleanup();
+});
+
+test("REPL in tmux: permission prompt, /context bar chart, /compact with instructions, Ctrl-C cancels a running turn and the session goes on, /cost, /clear, /resume, Ctrl-C twice exits", { skip: hasTmux ? false : "tmux is not installed (apt-get install -y tmux)" }, async () => {
+  const ws = makeWorkspace();
+  workspaces.push(ws);
+  const t = new Terminal("main");
+  t.start(ws, cliEnv(ws, keyEnv("anthropic")), [...providerArgs("anthropic", fake), "--cwd", ws.dir]);
+  await t.waitFor(/\/help for commands[\s\S]*> $/m, 0, "the banner and the prompt");
+
+  // A plain turn.
+  t.type("hello");
+  await t.waitFor(/Answer 1: ok\.[\s\S]*tokens in context[\s\S]*> $/m, 0, "the first answer");
+
+  // A permission prompt for bash.
+  let m = t.mark();
+  t.type("please run the command");
+  await t.waitFor(/Allow bash\? echo printed-by-bash/, m, "the permission question");
+  t.type("y");
+  await t.waitFor(/⎿ printed-by-bash[\s\S]*Answer 2: ok\.[\s\S]*> $/m, m, "the tool result and the answer");
+
+  // /context: a bar chart of where the tokens go, and the distance to auto-compact.
+  m = t.mark();
+  t.type("/context");
+  const chart = await t.waitFor(/Auto-compact in [\d,]+ tokens[\s\S]*> $/m, m, "the /context chart");
+  for (const label of ["system + tools", "user messages", "assistant", "tool results", "summary", "free"]) assert.match(chart, new RegExp(label.replace("+", "\\+")));
+  assert.match(chart, /\[█+[░│]+\]/, "a window bar");
+  assert.match(chart, /system \+ tools\s+█+/, "a category bar");
+  assert.match(chart, /auto-compact at [\d,]+/);
+
+  // /compact with instructions: the fake receives them; a one-line notice follows.
+  m = t.mark();
+  const summariesBefore = fake.requests.filter(isSummaryRequest).length;
+  t.type("/compact keep every answer number verbatim");
+  await t.waitFor(/compacted \(manual\): [\d,]+ → [\d,]+ tokens[\s\S]*> $/m, m, "the compaction notice");
+  const summaries = fake.requests.filter(isSummaryRequest);
+  assert.equal(summaries.length, summariesBefore + 1);
+  assert.match(lastMessageText(summaries.at(-1)), /keep every answer number verbatim/);
+
+  // Ctrl-C during a running turn: back to the prompt, and the session goes on.
+  m = t.mark();
+  const before = fake.requests.length;
+  t.type("a slow question");
+  while (fake.requests.length === before) await new Promise((r) => setTimeout(r, 20));
+  await t.waitFor(/Ctrl-C to cancel/, m, "the spinner");
+  t.keys("C-c");
+  await t.waitFor(/Interrupted\.[\s\S]*> $/m, m, "the interruption and a new prompt");
+  m = t.mark();
+  t.type("and after the interrupt?");
+  await t.waitFor(/Answer 3: ok\.[\s\S]*> $/m, m, "an answer after the interrupt");
+  const next = JSON.stringify(fake.requests.at(-1).messages);
+  assert.match(next, /a slow question[\s\S]*and after the interrupt\?/, "the cancelled prompt stays in the session");
+  assert.match(next, /this session continues/, "the context still starts from the manual compaction");
+
+  // /cost, /clear, /resume.
+  m = t.mark();
+  t.type("/cost");
+  await t.waitFor(/cache read [\d,]+[\s\S]*Total: \$[\d.]+[\s\S]*> $/m, m, "the cost report");
+  const firstSession = /session (\S+) · /.exec(t.screen())![1]!;
+  m = t.mark();
+  t.type("/clear");
+  const cleared = await t.waitFor(/New session (\S+)\.[\s\S]*> $/m, m, "a new session");
+  const secondSession = /New session (\S+)\./.exec(cleared)![1]!;
+  assert.notEqual(secondSession, firstSession);
+  m = t.mark();
+  t.type("/resume");
+  const list = await t.waitFor(/Sessions \(newest first\)[\s\S]*> $/m, m, "the session list");
+  assert.ok(list.includes(firstSession));
+  m = t.mark();
+  t.type(`/resume ${firstSession}`);
+  await t.waitFor(/Resumed session \S+ \(\d+ messages in context\)\.[\s\S]*> $/m, m, "the resumed session");
+
+  // Ctrl-C twice at an empty prompt exits (with 0).
+  t.keys("C-c");
+  await t.waitFor(/press Ctrl-C again to exit/, m);
+  t.keys("C-c");
+  await t.waitFor(/LETHE-EXITED 0/, m, "the exit");
+});
+
+test("REPL in tmux: auto-compact near warning, ask mode asks before compacting, a notice after each compaction, Ctrl-D exits", { skip: hasTmux ? false : "tmux is not installed (apt-get install -y tmux)" }, async () => {
+  const ws = makeWorkspace({ compaction: { micro: { enabled: false }, snip: { enabled: false }, summary: { presummaryShare: 0 } } });
+  workspaces.push(ws);
+  const t = new Terminal("ask");
+  t.start(ws, cliEnv(ws, keyEnv("anthropic")), [...providerArgs("anthropic", fake), "--cwd", ws.dir, "--yes", "--context-window", "24000", "--max-output-tokens", "2000", "--auto-compact", "ask"]);
+  await t.waitFor(/\/help for commands[\s\S]*> $/m, 0, "the banner");
+  let asked = false;
+  for (let i = 1; i <= 8 && !asked; i++) {
+    const m = t.mark();
+    t.type(`print rows ${i}`);
+    const out = await t.waitFor(/(Compact now\? \[Y\/n\] $|tokens in context[^\n]*\]\n> $)/m, m, `turn ${i}`);
+    asked = /Compact now\?/.test(out);
+  }
+  assert.ok(asked, "ask mode asked");
+  assert.match(t.screen(), /⚠ context at [\d,]+ tokens, \d+% of the auto-compact threshold/, "the near warning came first");
+  const m = t.mark();
+  t.type("y");
+  await t.waitFor(/compacted \(summarize\): [\d,]+ → [\d,]+ tokens/, m, "the compaction notice");
+  await t.waitFor(/tokens in context[^\n]*\]\n> $/m, m, "the end of the turn");
+  t.keys("C-d");
+  await t.waitFor(/LETHE-EXITED 0/, m, "the exit on Ctrl-D");
+});
