@@ -10,6 +10,7 @@ import { type CompactionConfig, type DeepPartial, autoCompactThreshold, resolveC
 import { type PrepareResult, prepare } from "./compaction/pipeline.ts";
 import type { CompactionEvent, LayerContext, ModelWindow, SummarizeEvent, ToolResultStore } from "./compaction/types.ts";
 import { type CompactHooks, type Compactor, type RequestShape, type Summarizer, createCompactor } from "./compaction/compactor.ts";
+import { indexNewCalls } from "./compaction/ledger.ts";
 import { shrinkFresh } from "./compaction/reactive.ts";
 import type { ModelError } from "./model/types.ts";
 import type { TranscriptWriter } from "./session/transcript.ts";
@@ -134,6 +135,7 @@ export function createEngine(opts: EngineOptions): Engine {
     emit,
   });
   let lastResponseAt: number | undefined;
+  const indexed = new WeakSet<Message>();
 
   const layerContext = (call: PrepareCall): LayerContext => ({
     window,
@@ -165,6 +167,8 @@ export function createEngine(opts: EngineOptions): Engine {
   function prepareSync(history: readonly Message[], call: PrepareCall = {}): EnginePrepareResult {
     // Every request passes through repair first and validate last.
     const repaired = repair(history);
+    // The file ledger is parsed a turn at a time, not all at once when a compaction walks it.
+    indexNewCalls(repaired.history, indexed);
     const result = prepare(repaired.history, layerContext(call));
     // repair's output is valid; only a layer that changed something needs a second look.
     if (result.history !== repaired.history) checked(result.history);

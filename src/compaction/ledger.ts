@@ -2,7 +2,7 @@
 // compaction verbatim (a summary may forget a path; the ledger does not), and a rebuilt
 // history carries it as a tagged block, so the next compaction folds it back in.
 import { blocksOf, toolUsesOf } from "../messages/blocks.ts";
-import type { Message, ToolUseBlock } from "../messages/types.ts";
+import type { Message, TextBlock, ToolUseBlock } from "../messages/types.ts";
 
 export interface FileLedger {
   /** Paths in first-seen order (Sets keep insertion order). */
@@ -67,7 +67,8 @@ export function shellFiles(command: string): { read: string[]; modified: string[
       if (t === "tee" && w[i + 1]) for (const x of w.slice(i + 1)) if (isPath(x)) modified.push(x);
     }
     const cmd = w[0]!.split("/").pop()!;
-    let args = w.slice(1).filter((a) => !a.startsWith("-") && !a.startsWith(">") && !a.startsWith("<"));
+    // Options and redirections (with a bare operator's target word) are not the command's files.
+    let args = w.slice(1).filter((a, i, all) => !a.startsWith("-") && !/^\d?[<>]/.test(a) && !/^\d?(?:>>?|<)$/.test(all[i - 1] ?? ""));
     // sed/awk/grep take a script or pattern first (unless given with -e): it is not a file.
     if ((cmd === "sed" || cmd === "awk" || cmd === "grep") && !w.includes("-e")) args = args.slice(1);
     if (cmd === "sed" && w.some((a) => a === "-i" || a.startsWith("-i"))) {
@@ -92,8 +93,20 @@ export function shellFiles(command: string): { read: string[]; modified: string[
   return { read, modified };
 }
 
+// Blocks are never mutated, and every compaction walks the same calls again: parse each once.
+const filesByCall = new WeakMap<ToolUseBlock, { read: string[]; modified: string[] }>();
+
 /** What one tool call read and modified. */
 export function callFiles(use: ToolUseBlock): { read: string[]; modified: string[] } {
+  let f = filesByCall.get(use);
+  if (!f) {
+    f = parseCallFiles(use);
+    filesByCall.set(use, f);
+  }
+  return f;
+}
+
+function parseCallFiles(use: ToolUseBlock): { read: string[]; modified: string[] } {
   const input = (use.input ?? {}) as Record<string, unknown>;
   const name = use.name.toLowerCase();
   const path = inputPath(input);
@@ -132,12 +145,32 @@ export function parseLedger(text: string, into: FileLedger = emptyLedger()): Fil
   return into;
 }
 
+// A carried ledger (hundreds of paths in a long session) is parsed again at every compaction
+// that walks it: parse each block once.
+const ledgerByBlock = new WeakMap<TextBlock, FileLedger>();
+
+function carriedLedger(b: TextBlock): FileLedger | undefined {
+  let l = ledgerByBlock.get(b);
+  if (!l) {
+    if (!b.text.includes(LEDGER_OPEN)) return undefined;
+    l = parseLedger(b.text);
+    ledgerByBlock.set(b, l);
+  }
+  return l;
+}
+
 /** The ledger of a history: the one carried by an earlier rebuild, plus every call since. */
 export function ledgerOf(history: readonly Message[], base: FileLedger = emptyLedger()): FileLedger {
   const l: FileLedger = { read: new Set(base.read), modified: new Set(base.modified) };
   for (const m of history) {
     if (m.role === "user") {
-      for (const b of blocksOf(m)) if (b.type === "text" && b.text.includes(LEDGER_OPEN)) parseLedger(b.text, l);
+      for (const b of blocksOf(m)) {
+        if (b.type !== "text") continue;
+        const carried = carriedLedger(b);
+        if (!carried) continue;
+        for (const p of carried.read) l.read.add(p);
+        for (const p of carried.modified) l.modified.add(p);
+      }
       continue;
     }
     for (const use of toolUsesOf(m)) {
@@ -147,4 +180,18 @@ export function ledgerOf(history: readonly Message[], base: FileLedger = emptyLe
     }
   }
   return l;
+}
+
+/**
+ * Parses the file operations of calls in messages not seen before (newest first, up to the first
+ * one seen), so the ledger's cost is paid a turn at a time, O(new messages), and a compaction that
+ * walks thirty calls at once (a snip, a summary) finds them parsed.
+ */
+export function indexNewCalls(history: readonly Message[], seen: WeakSet<Message>): void {
+  for (let i = history.length - 1; i >= 0; i--) {
+    const m = history[i]!;
+    if (seen.has(m)) break;
+    seen.add(m);
+    if (m.role === "assistant") for (const use of toolUsesOf(m)) callFiles(use);
+  }
 }

@@ -55,9 +55,27 @@ function blockTokens(block: ContentBlock, count: TextCounter): number {
 /** A memoising counter over any text counter (the estimator by default). */
 export function createTokenCounter(count: TextCounter = estimateTokens): TokenCounter {
   const byBlock = new WeakMap<object, number>();
+  const byMessage = new WeakMap<Message, number>();
   const byString = new Map<string, number>();
+  // Texts that recur without a block of their own (the user's messages a snip or a rebuild
+  // carries forward, ledgers): memoised by content, bounded by total characters.
+  const byText = new Map<string, number>();
+  let textChars = 0;
 
-  const text = (s: string): number => count(s);
+  const text = (s: string): number => {
+    if (s.length < 256) return count(s);
+    let n = byText.get(s);
+    if (n === undefined) {
+      n = count(s);
+      if (textChars + s.length > 8_000_000) {
+        byText.clear();
+        textChars = 0;
+      }
+      byText.set(s, n);
+      textChars += s.length;
+    }
+    return n;
+  };
 
   const block = (b: ContentBlock): number => {
     let n = byBlock.get(b);
@@ -79,8 +97,13 @@ export function createTokenCounter(count: TextCounter = estimateTokens): TokenCo
       }
       return MESSAGE_OVERHEAD + n;
     }
-    let n = MESSAGE_OVERHEAD;
-    for (const b of m.content) n += block(b);
+    // Messages are never mutated either (a changed one is a new object): one lookup per message.
+    let n = byMessage.get(m);
+    if (n === undefined) {
+      n = MESSAGE_OVERHEAD;
+      for (const b of m.content) n += block(b);
+      byMessage.set(m, n);
+    }
     return n;
   };
 
