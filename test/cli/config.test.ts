@@ -119,6 +119,12 @@ test("pricing with the prompt cache, the compaction notice, the /context chart",
   assert.equal(p.pricing.input, 3);
   // 1M input at 1×, 1M cache writes at 1.25×, 1M cache reads at 0.1×, 1M output at 5×.
   assert.equal(costOf({ input_tokens: 1e6, cache_creation_input_tokens: 1e6, cache_read_input_tokens: 1e6, output_tokens: 1e6 }, p.pricing).toFixed(2), "22.05");
+  // The longest prefix wins: the 5.x families are priced apart from their elders.
+  assert.equal(priceOf("claude-sonnet-5-5")!.pricing.input, 2);
+  assert.equal(priceOf("claude-sonnet-4-5-20250929")!.pricing.input, 3);
+  assert.equal(priceOf("claude-opus-5-5")!.pricing.output, 20);
+  assert.equal(priceOf("claude-opus-5")!.pricing.output, 25);
+  assert.equal(priceOf("claude-fable-5-1")!.pricing.input, 10);
   assert.equal(priceOf("llama3.1:8b"), undefined);
   assert.equal(priceOf("my-local", { "my-local": { input: 0, output: 0 } })?.pricing.output, 0);
   assert.equal(compactionNotice({ kind: "summarize", tokens_before: 123_456, tokens_after: 23_456 }), "compacted (summarize): 123,456 → 23,456 tokens");

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { spawn } from "node:child_process";
 import type { Step } from "../support/fakes/common.ts";
 import { anthropicInputTokens } from "../support/fakes/anthropic.ts";
-import { BIN, type Provider, ROOT, cliEnv, keyEnv, lastMessageText, makeWorkspace, onlySession, providerArgs, runCli, startFake, MODELS } from "./support.ts";
+import { builtBin, type Provider, ROOT, cliEnv, keyEnv, lastMessageText, makeWorkspace, onlySession, providerArgs, runCli, startFake, MODELS } from "./support.ts";
 
 /** stderr is exactly one line (and no stack trace). */
 function assertOneLine(stderr: string, pattern: RegExp) {
@@ -343,7 +343,7 @@ test("SIGINT in headless mode: the turn is cancelled, one line, exit 130", async
   const fake = await startFake("anthropic", { script: async (): Promise<Step> => (await gate, { text: "too late" }) });
   const ws = makeWorkspace();
   try {
-    const child = spawn(process.execPath, [BIN, ...providerArgs("anthropic", fake), "--cwd", ws.dir, "-p", "wait"], { cwd: ROOT, env: cliEnv(ws, keyEnv("anthropic")), stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [builtBin(), ...providerArgs("anthropic", fake), "--cwd", ws.dir, "-p", "wait"], { cwd: ROOT, env: cliEnv(ws, keyEnv("anthropic")), stdio: ["ignore", "pipe", "pipe"] });
     let stderr = "";
     let stdout = "";
     child.stderr.on("data", (d) => (stderr += d));

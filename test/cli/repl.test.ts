@@ -6,7 +6,7 @@ import { spawnSync } from "node:child_process";
 import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { FakeServer, Step } from "../support/fakes/common.ts";
-import { BIN, ROOT, type Workspace, cliEnv, isSummaryRequest, keyEnv, lastMessageText, makeWorkspace, providerArgs, startFake } from "./support.ts";
+import { builtBin, ROOT, type Workspace, cliEnv, isSummaryRequest, keyEnv, lastMessageText, makeWorkspace, providerArgs, startFake } from "./support.ts";
 
 const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
 const socket = `lethe-test-${process.pid}`;
@@ -33,7 +33,7 @@ class Terminal {
       .filter(([k, v]) => v !== undefined && /^[A-Za-z_][A-Za-z0-9_]*$/.test(k))
       .map(([k, v]) => `export ${k}=${q(v!)}`)
       .join("\n");
-    writeFileSync(script, `#!/bin/sh\n${exports}\nexport TERM=xterm-256color\ncd ${q(ROOT)}\n${q(process.execPath)} ${q(BIN)} ${args.map(q).join(" ")}\necho "LETHE-EXITED $?"\nsleep 600\n`);
+    writeFileSync(script, `#!/bin/sh\n${exports}\nexport TERM=xterm-256color\ncd ${q(ROOT)}\n${q(process.execPath)} ${q(builtBin())} ${args.map(q).join(" ")}\necho "LETHE-EXITED $?"\nsleep 600\n`);
     chmodSync(script, 0o755);
     const r = tmux("new-session", "-d", "-s", this.name, "-x", "160", "-y", "50", script);
     assert.equal(r.status, 0, r.stderr);
