@@ -15,97 +15,26 @@
 // - "prompt too long" from the provider: engine.recover, then one retry;
 // - cancellation (AbortSignal, Ctrl-C): the running turn stops, the history stays valid and
 //   the result says "aborted"; the session can go on.
+//
+// Layout: ./types.ts (options, events, result, compaction records), ./model-call.ts (one call
+// with retries and the fallback model), ./tool-batch.ts (running one message's tool calls),
+// ./subagent.ts (task); this file the turn loop itself.
 import { toolUsesOf } from "../messages/blocks.ts";
-import type { ContentBlock, Message, ToolResultBlock, ToolUseBlock } from "../messages/types.ts";
+import type { ContentBlock, Message, ToolUseBlock } from "../messages/types.ts";
 import { type Engine, OverWindowError } from "../engine.ts";
 import type { CompactionEvent } from "../compaction/types.ts";
-import { type ModelClient, ModelError, type ModelResponse, type StreamEvent, type ToolDefinition } from "../model/types.ts";
-import { type RetryOptions, withRetry } from "../model/retry.ts";
-import type { TranscriptWriter } from "../session/transcript.ts";
+import { ModelError, type ModelResponse, type ToolDefinition } from "../model/types.ts";
 import type { Usage } from "../tokens/meter.ts";
-import type { Tool, ToolContext, ToolOutcome } from "../tools/types.ts";
-import { runToolCall, toolDefinitions } from "../tools/index.ts";
-import { type SubagentOptions, createSubagentRunner } from "./subagent.ts";
+import type { ToolContext } from "../tools/types.ts";
+import { toolDefinitions } from "../tools/index.ts";
+import { createSubagentRunner } from "./subagent.ts";
+import { createModelCaller } from "./model-call.ts";
+import { createToolBatchRunner } from "./tool-batch.ts";
+import { type AgentOptions, type AgentResult, type AgentStop, type CompactionRecord, compactionRecords } from "./types.ts";
 
-export type { ToolOutcome };
-
-export interface AgentOptions {
-  engine: Engine;
-  client: ModelClient;
-  model: string;
-  system?: string;
-  /** Tool definitions sent to the model; derived from `toolset` when absent. */
-  tools?: ToolDefinition[];
-  /** The tools (src/tools contract). Calls run through runToolCall with `toolContext`. */
-  toolset?: Tool[];
-  /**
-   * Session state the tools share (workspace, read state, todos, permission prompt). The loop
-   * sets `signal` (and `runSubagent`, when `subagents` is given) on it for the run.
-   */
-  toolContext?: ToolContext;
-  /** Runs one tool call (when there is no toolset). Throwing is reported to the model as an error result. */
-  runTool?: (use: ToolUseBlock, signal?: AbortSignal) => Promise<ToolOutcome>;
-  /** Enables the task tool: how subagents are built. */
-  subagents?: SubagentOptions;
-  transcript?: TranscriptWriter;
-  maxTurns?: number;
-  maxOutputTokens: number;
-  signal?: AbortSignal;
-  onEvent?: (e: AgentEvent) => void;
-  /** Retry options for transient provider errors (tests inject sleep). */
-  retry?: RetryOptions;
-  /** Switch to this model after `fallbackAfter` consecutive overloaded / 5xx errors on the main one. */
-  fallbackModel?: string;
-  /** Default 3. */
-  fallbackAfter?: number;
-  /** Continuations after a max_tokens stop, in a row (default 3). */
-  maxContinuations?: number;
-  /** Texts for the model from the host (e.g. why a tool was denied), added after the next batch of tool results. */
-  takeNotes?: () => string[];
-  /**
-   * auto-compact "ask": called when the context is over the threshold; true compacts now.
-   * Asked once per crossing, and again when the context no longer fits at all.
-   */
-  onCompactSuggested?: (info: { tokens: number; threshold: number; full: boolean }) => Promise<boolean>;
-}
-
-export interface CompactionRecord {
-  kind: string;
-  tokens_before: number;
-  tokens_after: number;
-  /** For kind "subagent": the kind of the compaction inside the subagent. */
-  subagent_kind?: string;
-}
-
-export type AgentEvent =
-  | { type: "stream"; event: StreamEvent }
-  | { type: "compaction"; event: CompactionEvent; record?: CompactionRecord }
-  | { type: "compacting"; kind: string }
-  | { type: "request"; model: string; tokens: number; threshold: number }
-  | { type: "response"; usage: Usage; stopReason: ModelResponse["stopReason"]; model: string }
-  | { type: "message"; message: Message }
-  | { type: "tool"; use: ToolUseBlock }
-  | { type: "tool_result"; use: ToolUseBlock; result: ToolResultBlock }
-  | { type: "retry"; error: ModelError; attempt: number; delayMs: number }
-  | { type: "fallback"; from: string; to: string; error: ModelError }
-  | { type: "continuation"; count: number }
-  | { type: "subagent"; id: string; phase: "start" | "end"; description?: string; transcript?: string }
-  | { type: "subagent_event"; id: string; event: AgentEvent };
-
-export type AgentStop = "end_turn" | "max_turns" | "aborted" | "max_tokens";
-
-export interface AgentResult {
-  history: Message[];
-  /** Text of the final assistant message (with the text of the replies it continued, after max_tokens). */
-  text: string;
-  turns: number;
-  usage: Required<Usage>;
-  compactions: CompactionRecord[];
-  /** Why the loop stopped. */
-  stop: AgentStop;
-  /** The model that answered last (the fallback after a switch). */
-  model: string;
-}
+export type { AgentEvent, AgentOptions, AgentResult, AgentStop, CompactionRecord, ToolOutcome } from "./types.ts";
+export { compactionRecords } from "./types.ts";
+export { INTERRUPTED_TEXT } from "./tool-batch.ts";
 
 function textOf(m: Message | undefined): string {
   if (!m || typeof m.content === "string") return typeof m?.content === "string" ? m.content : "";
@@ -119,7 +48,6 @@ export function fixedTokensOf(engine: Engine, system: string | undefined, tools:
 
 export const CONTINUE_TEXT =
   "[lethe] Your previous reply was cut off by the output token limit. Continue exactly where you stopped, without repeating anything you already wrote.";
-export const INTERRUPTED_TEXT = "[lethe] The user interrupted this tool call before it finished; it may have had partial effects.";
 export const TRUNCATED_CALL_TEXT = "[lethe] This tool call was cut off by the output token limit before its input was complete, so it was not run. Issue it again (smaller, if it was large).";
 
 const AGENT_HISTORY = Symbol.for("lethe.agentHistory");
@@ -140,27 +68,6 @@ function truncatedInput(use: ToolUseBlock): boolean {
 function nonEmpty(m: Message): boolean {
   if (typeof m.content === "string") return m.content.trim() !== "";
   return m.content.some((b) => b.type !== "text" || (b as { text: string }).text.trim() !== "");
-}
-
-/**
- * Records for a batch of events from one prepare/compact: summary events carry their own
- * numbers; the cheap layers (which report only what they freed) are given before/after by
- * walking back from the tokens measured after the batch.
- */
-export function compactionRecords(events: readonly CompactionEvent[], tokensAfter: number): Map<CompactionEvent, CompactionRecord> {
-  const out = new Map<CompactionEvent, CompactionRecord>();
-  let running = tokensAfter;
-  for (let i = events.length - 1; i >= 0; i--) {
-    const e = events[i]!;
-    if ("tokensBefore" in e) {
-      out.set(e, { kind: e.kind, tokens_before: e.tokensBefore, tokens_after: e.tokensAfter });
-      running = e.tokensBefore;
-    } else if ((e.kind === "budget" || e.kind === "snip" || e.kind === "micro") && e.freedTokens > 0) {
-      out.set(e, { kind: e.kind, tokens_before: running + e.freedTokens, tokens_after: running });
-      running += e.freedTokens;
-    }
-  }
-  return out;
 }
 
 export async function runAgent(start: readonly Message[], prompt: string | undefined, opts: AgentOptions): Promise<AgentResult> {
@@ -187,6 +94,19 @@ export async function runAgent(start: readonly Message[], prompt: string | undef
     emit({ type: "message", message: m });
   };
 
+  const caller = createModelCaller({
+    client,
+    model: opts.model,
+    fallbackModel: opts.fallbackModel,
+    fallbackAfter: opts.fallbackAfter,
+    system: opts.system,
+    tools,
+    maxOutputTokens: opts.maxOutputTokens,
+    retry: opts.retry,
+    signal,
+    emit,
+  });
+
   // The tool context for this run: the caller's session state, with this run's signal.
   const ctx: ToolContext | undefined = toolset ? (opts.toolContext ?? { workspace: process.cwd(), readState: new Map(), todos: [] }) : opts.toolContext;
   if (ctx) {
@@ -194,7 +114,7 @@ export async function runAgent(start: readonly Message[], prompt: string | undef
     if (opts.subagents) {
       ctx.runSubagent = createSubagentRunner(opts.subagents, {
         client,
-        model: () => model,
+        model: () => caller.model(),
         maxOutputTokens: opts.maxOutputTokens,
         retry: opts.retry,
         fallbackModel: opts.fallbackModel,
@@ -206,47 +126,6 @@ export async function runAgent(start: readonly Message[], prompt: string | undef
       });
     }
   }
-  const readOnly = new Set((toolset ?? []).filter((t) => t.readOnly).map((t) => t.name));
-
-  let model = opts.model;
-  let overloadStreak = 0;
-  const fallbackAfter = Math.max(1, opts.fallbackAfter ?? 3);
-  const switchToFallback = (error: ModelError): boolean => {
-    if (!opts.fallbackModel || model === opts.fallbackModel) return false;
-    emit({ type: "fallback", from: model, to: opts.fallbackModel, error });
-    model = opts.fallbackModel;
-    overloadStreak = 0;
-    return true;
-  };
-  const overloaded = (e: ModelError) => e.kind === "overloaded" || e.kind === "server";
-
-  /** One model call with retries; the fallback model after repeated overload. */
-  const call = async (messages: Message[]): Promise<ModelResponse> => {
-    const once = () =>
-      withRetry(
-        () => client.stream({ model, system: opts.system, tools, messages, maxTokens: opts.maxOutputTokens, signal }, (e) => emit({ type: "stream", event: e })),
-        {
-          ...opts.retry,
-          signal,
-          onRetry: (info) => {
-            emit({ type: "retry", error: info.error, attempt: info.attempt, delayMs: info.delayMs });
-            opts.retry?.onRetry?.(info);
-            if (overloaded(info.error)) {
-              if (++overloadStreak >= fallbackAfter) switchToFallback(info.error);
-            } else overloadStreak = 0;
-          },
-        },
-      );
-    try {
-      const r = await once();
-      overloadStreak = 0;
-      return r;
-    } catch (e) {
-      // Retries ran out while the main model was overloaded: one more round on the fallback.
-      if (e instanceof ModelError && overloaded(e) && switchToFallback(e)) return once();
-      throw e;
-    }
-  };
 
   let askedAtCrossing = false;
   /** beforeRequest, with the "ask" mode's question when the context is over the threshold. */
@@ -285,56 +164,7 @@ export async function runAgent(start: readonly Message[], prompt: string | undef
     return r;
   };
 
-  const runOne = async (use: ToolUseBlock): Promise<{ block: ToolResultBlock; outcome?: ToolOutcome }> => {
-    emit({ type: "tool", use });
-    let outcome: ToolOutcome;
-    try {
-      if (toolset && ctx) outcome = await runToolCall(toolset, use, ctx);
-      else if (opts.runTool) outcome = await opts.runTool(use, signal);
-      else outcome = { content: `Error: no tool runner for ${use.name}`, isError: true };
-    } catch (err) {
-      outcome = { content: `Error: ${err instanceof Error ? err.message : String(err)}`, isError: true };
-    }
-    const block: ToolResultBlock = { type: "tool_result", tool_use_id: use.id, content: outcome.content, ...(outcome.isError ? { is_error: true } : {}) };
-    emit({ type: "tool_result", use, result: block });
-    return { block, outcome };
-  };
-
-  /** Resolves with the tool's result, or with an "interrupted" result as soon as the signal fires. */
-  const guarded = (use: ToolUseBlock): Promise<{ block: ToolResultBlock; outcome?: ToolOutcome }> => {
-    const interrupted = { block: { type: "tool_result" as const, tool_use_id: use.id, content: INTERRUPTED_TEXT, is_error: true } };
-    if (signal?.aborted) return Promise.resolve(interrupted);
-    if (!signal) return runOne(use);
-    return new Promise((resolve) => {
-      const onAbort = () => resolve(interrupted);
-      signal.addEventListener("abort", onAbort, { once: true });
-      runOne(use).then(
-        (r) => {
-          signal.removeEventListener("abort", onAbort);
-          resolve(r);
-        },
-        () => resolve(interrupted),
-      );
-    });
-  };
-
-  /** Runs a batch: consecutive read-only calls together, every other call alone, in order. */
-  const runBatch = async (uses: ToolUseBlock[]) => {
-    const out: { block: ToolResultBlock; outcome?: ToolOutcome }[] = [];
-    let i = 0;
-    while (i < uses.length) {
-      if (readOnly.has(uses[i]!.name)) {
-        let j = i;
-        while (j < uses.length && readOnly.has(uses[j]!.name)) j++;
-        out.push(...(await Promise.all(uses.slice(i, j).map(guarded))));
-        i = j;
-      } else {
-        out.push(await guarded(uses[i]!));
-        i++;
-      }
-    }
-    return out;
-  };
+  const runBatch = createToolBatchRunner({ toolset, ctx, runTool: opts.runTool, signal, emit });
 
   if (prompt !== undefined) append({ role: "user", content: [{ type: "text", text: prompt }] });
 
@@ -357,12 +187,12 @@ export async function runAgent(start: readonly Message[], prompt: string | undef
         break;
       }
       const ready = await prepareRequest();
-      emit({ type: "request", model, tokens: ready.tokens, threshold: ready.threshold });
+      emit({ type: "request", model: caller.model(), tokens: ready.tokens, threshold: ready.threshold });
 
       let reply: ModelResponse;
       let sent = history;
       try {
-        reply = await call(sent);
+        reply = await caller.call(sent);
       } catch (e) {
         if (!(e instanceof ModelError) || e.kind !== "prompt_too_long") throw e;
         // Reactive path: shrink harder, then retry once.
@@ -371,11 +201,11 @@ export async function runAgent(start: readonly Message[], prompt: string | undef
         note(recovered.events, recovered.tokens);
         history = recovered.history;
         sent = history;
-        reply = await call(sent);
+        reply = await caller.call(sent);
       }
       turns++;
       for (const k of Object.keys(usage) as (keyof Usage)[]) usage[k] += reply.usage[k] ?? 0;
-      emit({ type: "response", usage: reply.usage, stopReason: reply.stopReason, model });
+      emit({ type: "response", usage: reply.usage, stopReason: reply.stopReason, model: caller.model() });
       engine.observe(sent, reply.message, reply.usage, shape);
 
       let message = reply.message;
@@ -447,5 +277,5 @@ export async function runAgent(start: readonly Message[], prompt: string | undef
     // What the model last said in this run, for the caller to show.
     for (let i = history.length - 1; i >= 0 && !finalText; i--) if (history[i]!.role === "assistant") finalText = textOf(history[i]);
   }
-  return { history, text: finalText, turns, usage, compactions, stop, model };
+  return { history, text: finalText, turns, usage, compactions, stop, model: caller.model() };
 }

@@ -12,7 +12,8 @@ import { ModelError, type ModelClient } from "../model/types.ts";
 import type { RetryOptions } from "../model/retry.ts";
 import { type TranscriptWriter, openTranscript } from "../session/transcript.ts";
 import type { Tool, ToolContext } from "../tools/types.ts";
-import { type AgentEvent, type CompactionRecord, runAgent } from "./loop.ts";
+import { runAgent } from "./loop.ts";
+import type { AgentEvent, CompactionRecord } from "./types.ts";
 
 export interface SubagentEngineArgs {
   /** The subagent's own folder (tool-results/ and transcript.jsonl), when the parent has one. */

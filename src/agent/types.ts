@@ -1,0 +1,114 @@
+// The agent loop's contract: what runAgent takes, what it reports as it goes, and what it
+// returns; and the compaction records (kind, tokens before → after) the CLI prints and the
+// headless JSON carries.
+import type { Engine } from "../engine.ts";
+import type { CompactionEvent } from "../compaction/types.ts";
+import type { Message, ToolResultBlock, ToolUseBlock } from "../messages/types.ts";
+import type { ModelClient, ModelError, ModelResponse, StreamEvent, ToolDefinition } from "../model/types.ts";
+import type { RetryOptions } from "../model/retry.ts";
+import type { TranscriptWriter } from "../session/transcript.ts";
+import type { Usage } from "../tokens/meter.ts";
+import type { Tool, ToolContext, ToolOutcome } from "../tools/types.ts";
+import type { SubagentOptions } from "./subagent.ts";
+
+export type { ToolOutcome };
+
+export interface AgentOptions {
+  engine: Engine;
+  client: ModelClient;
+  model: string;
+  system?: string;
+  /** Tool definitions sent to the model; derived from `toolset` when absent. */
+  tools?: ToolDefinition[];
+  /** The tools (src/tools contract). Calls run through runToolCall with `toolContext`. */
+  toolset?: Tool[];
+  /**
+   * Session state the tools share (workspace, read state, todos, permission prompt). The loop
+   * sets `signal` (and `runSubagent`, when `subagents` is given) on it for the run.
+   */
+  toolContext?: ToolContext;
+  /** Runs one tool call (when there is no toolset). Throwing is reported to the model as an error result. */
+  runTool?: (use: ToolUseBlock, signal?: AbortSignal) => Promise<ToolOutcome>;
+  /** Enables the task tool: how subagents are built. */
+  subagents?: SubagentOptions;
+  transcript?: TranscriptWriter;
+  maxTurns?: number;
+  maxOutputTokens: number;
+  signal?: AbortSignal;
+  onEvent?: (e: AgentEvent) => void;
+  /** Retry options for transient provider errors (tests inject sleep). */
+  retry?: RetryOptions;
+  /** Switch to this model after `fallbackAfter` consecutive overloaded / 5xx errors on the main one. */
+  fallbackModel?: string;
+  /** Default 3. */
+  fallbackAfter?: number;
+  /** Continuations after a max_tokens stop, in a row (default 3). */
+  maxContinuations?: number;
+  /** Texts for the model from the host (e.g. why a tool was denied), added after the next batch of tool results. */
+  takeNotes?: () => string[];
+  /**
+   * auto-compact "ask": called when the context is over the threshold; true compacts now.
+   * Asked once per crossing, and again when the context no longer fits at all.
+   */
+  onCompactSuggested?: (info: { tokens: number; threshold: number; full: boolean }) => Promise<boolean>;
+}
+
+export interface CompactionRecord {
+  kind: string;
+  tokens_before: number;
+  tokens_after: number;
+  /** For kind "subagent": the kind of the compaction inside the subagent. */
+  subagent_kind?: string;
+}
+
+export type AgentEvent =
+  | { type: "stream"; event: StreamEvent }
+  | { type: "compaction"; event: CompactionEvent; record?: CompactionRecord }
+  | { type: "compacting"; kind: string }
+  | { type: "request"; model: string; tokens: number; threshold: number }
+  | { type: "response"; usage: Usage; stopReason: ModelResponse["stopReason"]; model: string }
+  | { type: "message"; message: Message }
+  | { type: "tool"; use: ToolUseBlock }
+  | { type: "tool_result"; use: ToolUseBlock; result: ToolResultBlock }
+  | { type: "retry"; error: ModelError; attempt: number; delayMs: number }
+  | { type: "fallback"; from: string; to: string; error: ModelError }
+  | { type: "continuation"; count: number }
+  | { type: "subagent"; id: string; phase: "start" | "end"; description?: string; transcript?: string }
+  | { type: "subagent_event"; id: string; event: AgentEvent };
+
+export type AgentStop = "end_turn" | "max_turns" | "aborted" | "max_tokens";
+
+export interface AgentResult {
+  history: Message[];
+  /** Text of the final assistant message (with the text of the replies it continued, after max_tokens). */
+  text: string;
+  turns: number;
+  usage: Required<Usage>;
+  compactions: CompactionRecord[];
+  /** Why the loop stopped. */
+  stop: AgentStop;
+  /** The model that answered last (the fallback after a switch). */
+  model: string;
+}
+
+
+/**
+ * Records for a batch of events from one prepare/compact: summary events carry their own
+ * numbers; the cheap layers (which report only what they freed) are given before/after by
+ * walking back from the tokens measured after the batch.
+ */
+export function compactionRecords(events: readonly CompactionEvent[], tokensAfter: number): Map<CompactionEvent, CompactionRecord> {
+  const out = new Map<CompactionEvent, CompactionRecord>();
+  let running = tokensAfter;
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i]!;
+    if ("tokensBefore" in e) {
+      out.set(e, { kind: e.kind, tokens_before: e.tokensBefore, tokens_after: e.tokensAfter });
+      running = e.tokensBefore;
+    } else if ((e.kind === "budget" || e.kind === "snip" || e.kind === "micro") && e.freedTokens > 0) {
+      out.set(e, { kind: e.kind, tokens_before: running + e.freedTokens, tokens_after: running });
+      running += e.freedTokens;
+    }
+  }
+  return out;
+}
