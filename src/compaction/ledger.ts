@@ -2,7 +2,7 @@
 // compaction verbatim (a summary may forget a path; the ledger does not), and a rebuilt
 // history carries it as a tagged block, so the next compaction folds it back in.
 import { blocksOf, toolUsesOf } from "../messages/blocks.ts";
-import type { Message, TextBlock, ToolUseBlock } from "../messages/types.ts";
+import type { Message, ToolUseBlock } from "../messages/types.ts";
 
 export interface FileLedger {
   /** Paths in first-seen order (Sets keep insertion order). */
@@ -145,32 +145,12 @@ export function parseLedger(text: string, into: FileLedger = emptyLedger()): Fil
   return into;
 }
 
-// A carried ledger (hundreds of paths in a long session) is parsed again at every compaction
-// that walks it: parse each block once.
-const ledgerByBlock = new WeakMap<TextBlock, FileLedger>();
-
-function carriedLedger(b: TextBlock): FileLedger | undefined {
-  let l = ledgerByBlock.get(b);
-  if (!l) {
-    if (!b.text.includes(LEDGER_OPEN)) return undefined;
-    l = parseLedger(b.text);
-    ledgerByBlock.set(b, l);
-  }
-  return l;
-}
-
 /** The ledger of a history: the one carried by an earlier rebuild, plus every call since. */
 export function ledgerOf(history: readonly Message[], base: FileLedger = emptyLedger()): FileLedger {
   const l: FileLedger = { read: new Set(base.read), modified: new Set(base.modified) };
   for (const m of history) {
     if (m.role === "user") {
-      for (const b of blocksOf(m)) {
-        if (b.type !== "text") continue;
-        const carried = carriedLedger(b);
-        if (!carried) continue;
-        for (const p of carried.read) l.read.add(p);
-        for (const p of carried.modified) l.modified.add(p);
-      }
+      for (const b of blocksOf(m)) if (b.type === "text" && b.text.includes(LEDGER_OPEN)) parseLedger(b.text, l);
       continue;
     }
     for (const use of toolUsesOf(m)) {

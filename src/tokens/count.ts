@@ -57,25 +57,8 @@ export function createTokenCounter(count: TextCounter = estimateTokens): TokenCo
   const byBlock = new WeakMap<object, number>();
   const byMessage = new WeakMap<Message, number>();
   const byString = new Map<string, number>();
-  // Texts that recur without a block of their own (the user's messages a snip or a rebuild
-  // carries forward, ledgers): memoised by content, bounded by total characters.
-  const byText = new Map<string, number>();
-  let textChars = 0;
 
-  const text = (s: string): number => {
-    if (s.length < 256) return count(s);
-    let n = byText.get(s);
-    if (n === undefined) {
-      n = count(s);
-      if (textChars + s.length > 8_000_000) {
-        byText.clear();
-        textChars = 0;
-      }
-      byText.set(s, n);
-      textChars += s.length;
-    }
-    return n;
-  };
+  const text = (s: string): number => count(s);
 
   const block = (b: ContentBlock): number => {
     let n = byBlock.get(b);
