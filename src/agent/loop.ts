@@ -30,10 +30,10 @@ import { toolDefinitions } from "../tools/index.ts";
 import { createSubagentRunner } from "./subagent.ts";
 import { createModelCaller } from "./model-call.ts";
 import { createToolBatchRunner } from "./tool-batch.ts";
-import { type AgentOptions, type AgentResult, type AgentStop, type CompactionRecord, compactionRecords } from "./types.ts";
+import { type AgentOptions, type AgentResult, type AgentStop, type CompactionRecord, reportCompactions } from "./types.ts";
 
 export type { AgentEvent, AgentOptions, AgentResult, AgentStop, CompactionRecord, ToolOutcome } from "./types.ts";
-export { compactionRecords } from "./types.ts";
+export { compactionRecords, reportCompactions } from "./types.ts";
 export { INTERRUPTED_TEXT } from "./tool-batch.ts";
 
 function textOf(m: Message | undefined): string {
@@ -80,14 +80,7 @@ export async function runAgent(start: readonly Message[], prompt: string | undef
   const toolset = opts.toolset;
   const tools = opts.tools ?? (toolset ? (toolDefinitions(toolset) as ToolDefinition[]) : undefined);
   const shape = { system: opts.system, tools, fixedTokens: fixedTokensOf(engine, opts.system, tools), signal };
-  const note = (events: readonly CompactionEvent[], tokensAfter: number) => {
-    const records = compactionRecords(events, tokensAfter);
-    for (const e of events) {
-      const record = records.get(e);
-      if (record) compactions.push(record);
-      emit({ type: "compaction", event: e, ...(record ? { record } : {}) });
-    }
-  };
+  const note = (events: readonly CompactionEvent[], tokensAfter: number) => void compactions.push(...reportCompactions(events, tokensAfter, emit));
   const append = (m: Message) => {
     transcript?.appendMessage(m);
     history.push(m);

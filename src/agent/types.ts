@@ -112,3 +112,15 @@ export function compactionRecords(events: readonly CompactionEvent[], tokensAfte
   }
   return out;
 }
+
+/** Emits a compaction event for each of `events`, in order, with its record; returns the records. */
+export function reportCompactions(events: readonly CompactionEvent[], tokensAfter: number, emit: (e: AgentEvent) => void): CompactionRecord[] {
+  const records = compactionRecords(events, tokensAfter);
+  const out: CompactionRecord[] = [];
+  for (const e of events) {
+    const record = records.get(e);
+    if (record) out.push(record);
+    emit({ type: "compaction", event: e, ...(record ? { record } : {}) });
+  }
+  return out;
+}

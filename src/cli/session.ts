@@ -12,7 +12,7 @@ import { type TranscriptWriter, loadTranscript, openTranscript, resumeContext } 
 import type { Usage } from "../tokens/meter.ts";
 import { createToolset, toolDefinitions } from "../tools/index.ts";
 import type { Tool, ToolContext } from "../tools/types.ts";
-import { type AgentEvent, type AgentOptions, type AgentResult, type CompactionRecord, compactionRecords, fixedTokensOf, historyAtFailure, runAgent } from "../agent/loop.ts";
+import { type AgentEvent, type AgentOptions, type AgentResult, type CompactionRecord, fixedTokensOf, reportCompactions, historyAtFailure, runAgent } from "../agent/loop.ts";
 import { subagentSystemPrompt, systemPrompt } from "../agent/prompt.ts";
 import { USER_MESSAGE_PREFIX, LATEST_REQUEST_PREFIX } from "../compaction/retain.ts";
 import type { RunConfig } from "./config.ts";
@@ -264,13 +264,7 @@ export class AgentSession {
       ...(signal ? { signal } : {}),
     });
     this.history = r.history;
-    const records = compactionRecords(r.events, r.tokens);
-    const out: CompactionRecord[] = [];
-    for (const e of r.events) {
-      const rec = records.get(e);
-      if (rec) out.push(rec);
-      this.ui.onEvent?.({ type: "compaction", event: e, ...(rec ? { record: rec } : {}) });
-    }
+    const out = reportCompactions(r.events, r.tokens, (e) => this.ui.onEvent?.(e));
     this.compactions.push(...out);
     return out;
   }
