@@ -23,6 +23,8 @@ export interface CliArgs {
   autoCompact?: AutoCompact;
   /** Tokens (> 1) or a share of the context window (0 < x ≤ 1). */
   compactThreshold?: number;
+  /** Apply this workspace's command-running settings for this run without asking. */
+  trustWorkspace: boolean;
   help: boolean;
   version: boolean;
   /** Words after the flags: the first prompt of a REPL session (or of -p when -p has none). */
@@ -50,6 +52,7 @@ export const OPTIONS: Spec[] = [
   { name: "summarizer", value: "model|digest", help: "who writes summaries: the model, or a deterministic digest (no model call)" },
   { name: "max-turns", value: "N", help: "stop after N model turns" },
   { name: "yes", short: "y", help: "no permission prompts: allow bash and file writes" },
+  { name: "trust-workspace", help: "apply this folder's .lethe/settings.json hooks, baseUrl and permission rules for this run (see docs/cli.md, Workspace trust)" },
   { name: "cwd", value: "dir", help: "workspace folder (default: the current directory)" },
   { name: "resume", short: "r", value: "id", help: "resume a session (an id or a unique prefix of one)" },
   { name: "continue", short: "c", help: "resume the most recent session of the workspace" },
@@ -85,7 +88,7 @@ export function parseThreshold(flag: string, v: string): number {
 }
 
 export function parseArgs(argv: readonly string[]): CliArgs {
-  const out: CliArgs = { yes: false, continue: false, outputFormat: "text", help: false, version: false, positional: [] };
+  const out: CliArgs = { yes: false, trustWorkspace: false, continue: false, outputFormat: "text", help: false, version: false, positional: [] };
   const seen = new Set<string>();
   let outputFormatGiven = false;
   for (let i = 0; i < argv.length; i++) {
@@ -184,6 +187,9 @@ export function parseArgs(argv: readonly string[]): CliArgs {
         break;
       case "continue":
         out.continue = true;
+        break;
+      case "trust-workspace":
+        out.trustWorkspace = true;
         break;
       case "help":
         out.help = true;

@@ -7,7 +7,8 @@ import type { HooksConfig } from "../hooks/compact-hooks.ts";
 import { resolveModelInfo } from "../model/models.ts";
 import type { CliArgs } from "./args.ts";
 import { ConfigError, UsageError, oneLine } from "./errors.ts";
-import { type Pricing, loadSettings } from "./settings.ts";
+import { type Pricing, type Settings, USER_SETTINGS, loadSettings } from "./settings.ts";
+import { type TrustKey, describeTrustKeys, isTrusted } from "./trust.ts";
 
 export const DEFAULT_MAX_OUTPUT = 32_000;
 export const DEFAULT_MODELS = { anthropic: "claude-sonnet-4-6", openai: "gpt-4o" } as const;
@@ -35,6 +36,11 @@ export interface RunConfig {
   pricing: Record<string, Pricing>;
   yes: boolean;
   settingsFiles: string[];
+  /** Permission rules and mode from the settings files (flags are applied on top by the CLI). */
+  permissions: NonNullable<Settings["permissions"]>;
+  /** Workspace settings left out because the folder is not trusted (empty when nothing was). */
+  untrusted: { path: string; keys: TrustKey[]; what: string[] } | undefined;
+  userSettingsPath: string;
 }
 
 export type Env = Record<string, string | undefined>;
@@ -53,9 +59,11 @@ function workspaceOf(args: CliArgs, cwd: string): string {
   return realpathSync(dir);
 }
 
-export function resolveRunConfig(args: CliArgs, env: Env, opts: { cwd?: string; headless: boolean; userSettingsPath?: string }): RunConfig {
+export function resolveRunConfig(args: CliArgs, env: Env, opts: { cwd?: string; headless: boolean; userSettingsPath?: string; trusted?: boolean }): RunConfig {
   const workspace = workspaceOf(args, opts.cwd ?? process.cwd());
-  const { settings, files } = loadSettings(workspace, opts.userSettingsPath);
+  const userSettingsPath = opts.userSettingsPath ?? USER_SETTINGS();
+  const loaded = loadSettings(workspace, userSettingsPath, (user) => !!opts.trusted || args.trustWorkspace || isTrusted(workspace, user));
+  const { settings, files } = loaded;
   const envModel = env.LETHE_MODEL?.trim() || undefined;
 
   const explicitModel = args.model ?? envModel ?? settings.model;
@@ -149,5 +157,8 @@ export function resolveRunConfig(args: CliArgs, env: Env, opts: { cwd?: string; 
     pricing: settings.pricing ?? {},
     yes: args.yes,
     settingsFiles: files,
+    permissions: settings.permissions ?? {},
+    untrusted: loaded.ignored.length ? { path: loaded.workspacePath, keys: loaded.ignored, what: describeTrustKeys(loaded.workspace!, loaded.ignored) } : undefined,
+    userSettingsPath,
   };
 }

@@ -25,6 +25,28 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
+type Untrusted = { path: string; keys: string[]; what: string[] };
+
+function untrustedNotice(u: Untrusted): string {
+  return `lethe: ignoring ${u.keys.join(", ")} in ${u.path}: this folder is not trusted (run lethe here interactively once to trust it, or pass --trust-workspace)`;
+}
+
+/** Claude Code's question, once per folder: the answer is remembered in the user's settings. */
+async function askTrust(workspace: string, u: Untrusted): Promise<boolean> {
+  const { readKey, keyAnswer } = await import("./keys.ts");
+  const out = process.stdout;
+  out.write(`\n${u.path} asks to:\n${u.what.map((w) => `  - ${w}\n`).join("")}`);
+  out.write(`Do you trust the files in this folder (${workspace})? Only say yes for a repository you know.  [y] yes, remember  [n] no, ignore those settings `);
+  const key = await readKey(process.stdin);
+  if (key === "\x03") {
+    out.write("\n");
+    process.exit(130);
+  }
+  const yes = keyAnswer(key) === "y";
+  out.write(`${yes ? "yes" : "no"}\n`);
+  return yes;
+}
+
 export async function main(argv: readonly string[]): Promise<number> {
   const args = parseArgs(argv);
   if (args.help) {
@@ -45,11 +67,20 @@ export async function main(argv: readonly string[]): Promise<number> {
     // Loaded only now: --help, --version and usage errors stay fast.
     const { resolveRunConfig } = await import("./config.ts");
     const cfg = resolveRunConfig(args, process.env, { headless: true });
+    if (cfg.untrusted) process.stderr.write(`${untrustedNotice(cfg.untrusted)}\n`);
     const { runHeadless } = await import("./headless.ts");
     return runHeadless(cfg, args, prompt, { stdout: process.stdout, stderr: process.stderr });
   }
   const { resolveRunConfig } = await import("./config.ts");
-  const cfg = resolveRunConfig(args, process.env, { headless: false });
+  let cfg = resolveRunConfig(args, process.env, { headless: false });
+  if (cfg.untrusted) {
+    if (process.stdin.isTTY && process.stdout.isTTY && (await askTrust(cfg.workspace, cfg.untrusted))) {
+      const { rememberTrust } = await import("./trust.ts");
+      rememberTrust(cfg.workspace, cfg.userSettingsPath);
+      cfg = resolveRunConfig(args, process.env, { headless: false, trusted: true });
+      process.stdout.write(`Trusted ${cfg.workspace} (remembered in ${cfg.userSettingsPath}).\n`);
+    } else process.stdout.write(`${untrustedNotice(cfg.untrusted)}\n`);
+  }
   const { runRepl } = await import("./repl.ts");
   return runRepl(cfg, args, version(), { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr });
 }

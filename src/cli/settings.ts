@@ -21,6 +21,7 @@ import { z } from "zod";
 import type { CompactionConfig, DeepPartial } from "../compaction/config.ts";
 import { type HooksConfig, parseHooksConfig } from "../hooks/compact-hooks.ts";
 import { ConfigError, oneLine } from "./errors.ts";
+import { type TrustKey, keysNeedingTrust } from "./trust.ts";
 
 export interface Pricing {
   /** $ per million tokens. */
@@ -45,7 +46,14 @@ export interface Settings {
   hooks?: HooksConfig;
   retry?: { maxAttempts?: number; baseMs?: number; maxMs?: number };
   pricing?: Record<string, Pricing>;
+  /** Claude Code's shape: rules such as "Bash(npm test:*)", "Edit", and the starting mode. */
+  permissions?: { allow?: string[]; deny?: string[]; defaultMode?: PermissionMode };
+  /** Folders whose workspace settings may run commands (honoured in the user's file only). */
+  trustedFolders?: string[];
 }
+
+export type PermissionMode = "default" | "acceptEdits" | "plan" | "bypassPermissions";
+export const PERMISSION_MODES = ["default", "acceptEdits", "plan", "bypassPermissions"] as const;
 
 const positiveInt = z.number().int().positive();
 const price = z.object({ input: z.number().nonnegative(), output: z.number().nonnegative(), cacheWrite: z.number().nonnegative().optional(), cacheRead: z.number().nonnegative().optional() }).strict();
@@ -67,6 +75,11 @@ const schema = z
     hooks: z.record(z.string(), z.unknown()).optional(),
     retry: z.object({ maxAttempts: positiveInt.optional(), baseMs: z.number().nonnegative().optional(), maxMs: z.number().nonnegative().optional() }).strict().optional(),
     pricing: z.record(z.string(), price).optional(),
+    permissions: z
+      .object({ allow: z.array(z.string().min(1)).optional(), deny: z.array(z.string().min(1)).optional(), defaultMode: z.enum(PERMISSION_MODES).optional() })
+      .strict()
+      .optional(),
+    trustedFolders: z.array(z.string().min(1)).optional(),
   })
   .strict();
 
@@ -127,20 +140,53 @@ export interface LoadedSettings {
   settings: Settings;
   /** The files that were read, user first. */
   files: string[];
+  /** The user's own settings (trusted folders live there). */
+  user: Settings | undefined;
+  /** The workspace file's settings as written (before trust was applied). */
+  workspace: Settings | undefined;
+  workspacePath: string;
+  /** Workspace keys left out because the folder is not trusted. */
+  ignored: TrustKey[];
 }
 
-/** The user's settings overlaid with the workspace's. Hooks of both files run (user's first). */
-export function loadSettings(workspace: string, userPath = USER_SETTINGS()): LoadedSettings {
+/**
+ * The user's settings overlaid with the workspace's. Hooks of both files run (user's first).
+ * Workspace keys that can run commands or redirect the API key (TRUST_KEYS) apply only when
+ * `trusted` decides so for the folder; a workspace cannot trust itself (its trustedFolders is ignored).
+ */
+export function loadSettings(workspace: string, userPath = USER_SETTINGS(), trusted: boolean | ((user: Settings | undefined) => boolean) = false): LoadedSettings {
   const files: string[] = [];
   const user = loadSettingsFile(userPath);
   if (user) files.push(userPath);
   const wsPath = WORKSPACE_SETTINGS(workspace);
-  const ws = wsPath === userPath ? undefined : loadSettingsFile(wsPath);
-  if (ws) files.push(wsPath);
+  const wsRaw = wsPath === userPath ? undefined : loadSettingsFile(wsPath);
+  if (wsRaw) files.push(wsPath);
+  const risky = keysNeedingTrust(wsRaw);
+  const trustIt = risky.length > 0 && (typeof trusted === "function" ? trusted(user) : trusted);
+  const ignored = trustIt ? [] : risky;
+  const ws: Settings | undefined = wsRaw ? { ...wsRaw } : undefined;
+  if (ws) {
+    delete ws.trustedFolders;
+    for (const k of ignored) {
+      if (k === "permissions") {
+        // Deny rules still apply: they only take rights away.
+        if (ws.permissions?.deny?.length) ws.permissions = { deny: ws.permissions.deny };
+        else delete ws.permissions;
+      } else delete ws[k];
+    }
+  }
   const settings: Settings = { ...user, ...ws };
   settings.compaction = deepMerge(user?.compaction, ws?.compaction);
   settings.retry = deepMerge(user?.retry, ws?.retry);
   settings.pricing = deepMerge(user?.pricing, ws?.pricing);
+  if (user?.permissions || ws?.permissions) {
+    settings.permissions = {
+      allow: [...(user?.permissions?.allow ?? []), ...(ws?.permissions?.allow ?? [])],
+      deny: [...(user?.permissions?.deny ?? []), ...(ws?.permissions?.deny ?? [])],
+      ...((ws?.permissions?.defaultMode ?? user?.permissions?.defaultMode) ? { defaultMode: ws?.permissions?.defaultMode ?? user?.permissions?.defaultMode } : {}),
+    };
+  }
+  settings.trustedFolders = user?.trustedFolders;
   if (user?.hooks || ws?.hooks) {
     settings.hooks = {
       PreCompact: [...(user?.hooks?.PreCompact ?? []), ...(ws?.hooks?.PreCompact ?? [])],
@@ -148,5 +194,5 @@ export function loadSettings(workspace: string, userPath = USER_SETTINGS()): Loa
     };
   }
   for (const k of Object.keys(settings) as (keyof Settings)[]) if (settings[k] === undefined) delete settings[k];
-  return { settings, files };
+  return { settings, files, user, workspace: wsRaw, workspacePath: wsPath, ignored };
 }

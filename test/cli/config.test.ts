@@ -49,7 +49,12 @@ test("precedence: flags > environment > workspace settings > user settings; hook
     mkdirSync(join(ws.home, ".lethe"), { recursive: true });
     writeFileSync(userPath, JSON.stringify({ model: "claude-haiku-4-5", maxOutputTokens: 3000, compaction: { micro: { keepRecent: 2, minResultTokens: 500 } }, hooks: { PreCompact: [{ command: "echo user" }] } }));
     const env = { ANTHROPIC_API_KEY: "k" };
+    // Untrusted: the workspace's hooks are left out (and reported); the user's own still run.
     let cfg = resolveRunConfig(parseArgs(["--cwd", ws.dir]), env, { headless: true, userSettingsPath: userPath });
+    assert.deepEqual(cfg.hooks?.PreCompact?.map((h) => h.command), ["echo user"]);
+    assert.deepEqual(cfg.untrusted?.keys, ["hooks"]);
+    cfg = resolveRunConfig(parseArgs(["--cwd", ws.dir, "--trust-workspace"]), env, { headless: true, userSettingsPath: userPath });
+    assert.equal(cfg.untrusted, undefined);
     assert.equal(cfg.model, "claude-opus-4-1");
     assert.equal(cfg.contextWindow, 50_000);
     assert.equal(cfg.maxOutputTokens, 3000);
