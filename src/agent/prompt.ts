@@ -7,6 +7,8 @@ export interface PromptInfo {
   /** YYYY-MM-DD; the day the session started. */
   date?: string;
   model?: string;
+  /** The rendered project instructions (AGENTS.md, CLAUDE.md), placed last: the rules to follow. */
+  instructions?: string;
 }
 
 const today = () => new Date().toISOString().slice(0, 10);
@@ -42,7 +44,7 @@ How to work:
 
 ${MEMORY}
 
-${environment(info)}`;
+${environment(info)}${info.instructions ? `\n\n${info.instructions}` : ""}`;
 }
 
 export function subagentSystemPrompt(info: PromptInfo): string {
@@ -50,5 +52,5 @@ export function subagentSystemPrompt(info: PromptInfo): string {
 
 ${MEMORY}
 
-${environment(info)}`;
+${environment(info)}${info.instructions ? `\n\n${info.instructions}` : ""}`;
 }

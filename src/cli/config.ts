@@ -41,6 +41,8 @@ export interface RunConfig {
   /** Workspace settings left out because the folder is not trusted (empty when nothing was). */
   untrusted: { path: string; keys: TrustKey[]; what: string[] } | undefined;
   userSettingsPath: string;
+  /** The user's home (for ~/.lethe/AGENTS.md); the process's by default. */
+  home?: string;
 }
 
 export type Env = Record<string, string | undefined>;

@@ -100,7 +100,7 @@ export async function runHeadless(cfg: RunConfig, args: CliArgs, prompt: string,
   process.on("SIGTERM", onSigint);
   try {
     session.start({ ...(args.resume !== undefined ? { resume: args.resume } : {}), continueLatest: args.continue });
-    for (const w of session.loadWarnings) io.stderr.write(`lethe: ${w}\n`);
+    for (const w of [...session.instructions.warnings, ...session.loadWarnings]) io.stderr.write(`lethe: ${w}\n`);
     if (stream) {
       line(io.stdout, {
         type: "system",

@@ -3,7 +3,11 @@
 // Keys: Enter sends; Ctrl-C during a turn cancels that turn (the session goes on); Ctrl-C on
 // an empty prompt twice, or Ctrl-D, exits. Lines typed while a turn runs are queued.
 // Commands: /compact [instructions], /context, /cost, /clear, /resume [id], /help, /exit.
+import { existsSync } from "node:fs";
+import { homedir } from "node:os";
+import { join, relative } from "node:path";
 import { createInterface, type Interface } from "node:readline";
+import { initPrompt } from "../agent/instructions.ts";
 import type { AgentEvent } from "../agent/loop.ts";
 import { resultPlainText } from "../messages/blocks.ts";
 import type { ModelClient } from "../model/types.ts";
@@ -21,12 +25,36 @@ export interface ReplIO {
   stderr: NodeJS.WriteStream;
 }
 
+/** "AGENTS.md", "../CLAUDE.md", "~/.lethe/AGENTS.md": short, as the user would type them. */
+function displayPath(path: string, workspace: string): string {
+  const home = homedir();
+  if (path.startsWith(join(home, ".lethe"))) return `~${path.slice(home.length)}`;
+  const rel = relative(workspace, path);
+  return rel && !rel.startsWith("/") ? rel : path;
+}
+
+function memoryReport(session: AgentSession, workspace: string, s: ReturnType<typeof styleFor>): string {
+  const { files, warnings } = session.instructions;
+  const lines: string[] = [];
+  if (files.length === 0) {
+    lines.push("No project instructions loaded.");
+    lines.push(s.dim(`lethe reads AGENTS.md and CLAUDE.md in ${workspace} and its parents up to the repository root, and ~/.lethe/AGENTS.md. /init writes a starter AGENTS.md.`));
+  } else {
+    lines.push(s.bold(`Project instructions in the system prompt (${fmt(session.instructionTokens)} tokens; kept through every compaction):`));
+    for (const f of files) lines.push(`  ${displayPath(f.path, workspace)}  ${fmt(f.text.length)} chars${f.truncated ? s.yellow(" (cut)") : ""}`);
+  }
+  for (const w of warnings) lines.push(s.yellow(`warning: ${w}`));
+  return lines.join("\n");
+}
+
 export const HELP = `Commands:
   /compact [instructions]  summarise the conversation now; instructions say what to keep
   /context                 where the context's tokens go, and how far auto-compact is
   /cost                    tokens and $ of this session (prompt-cache pricing)
   /clear                   start a new, empty session
   /resume [id]             list this workspace's sessions, or switch to one
+  /memory                  the project instructions (AGENTS.md, CLAUDE.md) in the system prompt
+  /init                    let the model write (or improve) AGENTS.md for this repository
   /help                    this help
   /exit                    quit (also Ctrl-D, or Ctrl-C twice)
 Ctrl-C while the agent works cancels the current turn; the session goes on.`;
@@ -190,7 +218,9 @@ export async function runRepl(cfg: RunConfig, args: CliArgs, version: string, io
     const b = session.breakdown();
     print(`${s.bold(`lethe ${version}`)} · ${cfg.model} (${cfg.provider}${cfg.baseUrl ? ` at ${cfg.baseUrl}` : ""}) · window ${fmt(cfg.contextWindow)} · auto-compact ${cfg.autoCompact}${cfg.autoCompact !== "off" ? ` at ${fmt(b.threshold)}` : ""}`);
     print(s.dim(`session ${session.id}${session.history.length ? ` (resumed: ${session.history.length} messages)` : ""} · ${cfg.workspace} · /help for commands`));
-    for (const w of session.loadWarnings) print(s.yellow(`warning: ${w}`));
+    const files = session.instructions.files;
+    if (files.length) print(s.dim(`project instructions: ${files.map((f) => displayPath(f.path, cfg.workspace)).join(", ")} (${fmt(session.instructionTokens)} tokens; /memory shows them)`));
+    for (const w of [...session.instructions.warnings, ...session.loadWarnings]) print(s.yellow(`warning: ${w}`));
   };
 
   const runTurn = async (prompt: string) => {
@@ -229,6 +259,17 @@ export async function runRepl(cfg: RunConfig, args: CliArgs, version: string, io
         nearWarned = false;
         print(`New session ${session.id}.`);
         break;
+      case "memory":
+        print(memoryReport(session, cfg.workspace, s));
+        break;
+      case "init": {
+        const exists = existsSync(join(cfg.workspace, "AGENTS.md"));
+        print(s.dim(exists ? "AGENTS.md exists: asking the model to improve it…" : "Asking the model to explore the repository and write AGENTS.md…"));
+        await runTurn(initPrompt(exists));
+        const loaded = session.reloadInstructions();
+        print(s.dim(`project instructions reloaded: ${loaded.files.length} file(s), ${fmt(session.instructionTokens)} tokens, in the system prompt from the next request on.`));
+        break;
+      }
       case "context":
         print(contextChart(session.breakdown(), s));
         break;

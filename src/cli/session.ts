@@ -14,6 +14,8 @@ import { createToolset, toolDefinitions } from "../tools/index.ts";
 import type { Tool, ToolContext } from "../tools/types.ts";
 import { type AgentEvent, type AgentOptions, type AgentResult, type CompactionRecord, fixedTokensOf, reportCompactions, historyAtFailure, runAgent } from "../agent/loop.ts";
 import { subagentSystemPrompt, systemPrompt } from "../agent/prompt.ts";
+import { type LoadedInstructions, loadInstructions, renderInstructions } from "../agent/instructions.ts";
+import { homedir } from "node:os";
 import { USER_MESSAGE_PREFIX, LATEST_REQUEST_PREFIX } from "../compaction/retain.ts";
 import type { RunConfig } from "./config.ts";
 import { ConfigError } from "./errors.ts";
@@ -75,7 +77,10 @@ export class AgentSession {
   readonly client: ModelClient;
   readonly toolset: Tool[];
   readonly tools: ToolDefinition[];
-  readonly system: string;
+  system: string;
+  /** AGENTS.md / CLAUDE.md files in the system prompt (reloaded after /init). */
+  instructions: LoadedInstructions;
+  private instructionsText = "";
   paths!: SessionPaths;
   transcript!: TranscriptWriter;
   engine!: Engine;
@@ -110,8 +115,23 @@ export class AgentSession {
     };
     this.toolset = createToolset();
     this.tools = toolDefinitions(this.toolset) as ToolDefinition[];
-    this.system = systemPrompt({ workspace: cfg.workspace });
+    this.instructions = { files: [], warnings: [] };
+    this.system = "";
+    this.reloadInstructions();
     this.model = cfg.model;
+  }
+
+  /** Reads the instruction files again and rebuilds the system prompt (start, /init). */
+  reloadInstructions(): LoadedInstructions {
+    this.instructions = loadInstructions(this.cfg.workspace, this.cfg.home ?? homedir());
+    this.instructionsText = renderInstructions(this.instructions.files, this.cfg.workspace);
+    this.system = systemPrompt({ workspace: this.cfg.workspace, ...(this.instructionsText ? { instructions: this.instructionsText } : {}) });
+    return this.instructions;
+  }
+
+  /** Tokens the project instructions add to every request. */
+  get instructionTokens(): number {
+    return this.instructionsText && this.engine ? this.engine.counter.text(this.instructionsText) : 0;
   }
 
   get id(): string {
@@ -223,7 +243,7 @@ export class AgentSession {
         subagents: {
           sessionDir: this.paths.dir,
           toolset: this.toolset,
-          system: subagentSystemPrompt({ workspace: cfg.workspace }),
+          system: subagentSystemPrompt({ workspace: cfg.workspace, ...(this.instructionsText ? { instructions: this.instructionsText } : {}) }),
           createEngine: ({ sessionDir, transcript }) => this.makeEngine(sessionDir, transcript, this.paths.id),
         },
         transcript: this.transcript,
@@ -272,7 +292,8 @@ export class AgentSession {
   /** Where the tokens of the next request go. */
   breakdown(): ContextBreakdown {
     const counter = this.engine.counter;
-    const cats = { system: this.fixedTokens, user: 0, assistant: 0, results: 0, summary: 0 };
+    const instr = this.instructionTokens;
+    const cats = { system: this.fixedTokens - instr, instructions: instr, user: 0, assistant: 0, results: 0, summary: 0 };
     for (const m of this.history) {
       const blocks: ContentBlock[] = blocksOf(m);
       const overhead = Math.max(0, counter.message(m) - blocks.reduce((s, b) => s + counter.block(b), 0));
@@ -295,6 +316,7 @@ export class AgentSession {
     }
     const categories: ContextCategory[] = [
       { name: "system + tools", tokens: cats.system },
+      { name: "project instructions", tokens: cats.instructions },
       { name: "user messages", tokens: cats.user },
       { name: "assistant", tokens: cats.assistant },
       { name: "tool results", tokens: cats.results },
