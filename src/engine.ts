@@ -76,8 +76,14 @@ export class InvariantError extends Error {
 
 /** Thrown instead of sending a request the engine already knows is over the window. */
 export class OverWindowError extends Error {
-  constructor(readonly tokens: number, readonly limit: number) {
-    super(`lethe: the request is still ${tokens.toLocaleString("en-US")} tokens after compaction, over the ${limit.toLocaleString("en-US")} the window allows; not sending it`);
+  /** `compacted`: a summary ran and the request is still too long; otherwise nothing was compacted (auto-compact off, or ask and the answer was no). */
+  constructor(readonly tokens: number, readonly limit: number, readonly compacted = true) {
+    const n = (x: number) => x.toLocaleString("en-US");
+    super(
+      compacted
+        ? `lethe: the request is still ${n(tokens)} tokens after compaction, over the ${n(limit)} the window allows; not sending it`
+        : `lethe: the context is ${n(tokens)} tokens, over the ${n(limit)} the window allows, and was not compacted (auto-compact is not on); not sending it — /compact makes room`,
+    );
   }
 }
 
@@ -99,7 +105,20 @@ export interface Engine {
   observe(sent: readonly Message[], reply: Message, usage: Usage, call?: PrepareCall): void;
 }
 
+/** Bad options are a one-line error at the door, never a NaN threshold or a layer that loops. */
+function checkOptions(opts: EngineOptions): void {
+  if (opts === null || typeof opts !== "object") throw new TypeError(`lethe: createEngine needs an options object ({ contextWindow, maxOutputTokens, … }), got ${opts === null ? "null" : typeof opts}`);
+  const { contextWindow: w, maxOutputTokens: out } = opts;
+  if (typeof w !== "number" || !Number.isSafeInteger(w) || w <= 0) throw new RangeError(`lethe: contextWindow must be a positive whole number of tokens, got ${w === undefined ? "nothing" : JSON.stringify(w)}`);
+  if (typeof out !== "number" || !Number.isSafeInteger(out) || out < 0) throw new RangeError(`lethe: maxOutputTokens must be a whole number of tokens ≥ 0, got ${out === undefined ? "nothing" : JSON.stringify(out)}`);
+  if (out >= w) throw new RangeError(`lethe: maxOutputTokens (${out}) must be below contextWindow (${w})`);
+  if (opts.config !== undefined && (opts.config === null || typeof opts.config !== "object" || Array.isArray(opts.config))) throw new RangeError("lethe: config must be an object of compaction settings");
+  const th = opts.config?.threshold?.tokens;
+  if (typeof th === "number" && th >= w) throw new RangeError(`lethe config: threshold.tokens (${th}) must be below contextWindow (${w})`);
+}
+
 export function createEngine(opts: EngineOptions): Engine {
+  checkOptions(opts);
   const config = resolveConfig(opts.config);
   const window: ModelWindow = { contextWindow: opts.contextWindow, maxOutputTokens: opts.maxOutputTokens };
   const store = opts.store ?? (opts.sessionDir ? createFileStore(join(opts.sessionDir, "tool-results")) : createMemoryStore());
@@ -183,15 +202,16 @@ export function createEngine(opts: EngineOptions): Engine {
   async function summarise(history: Message[], kind: SummarizeEvent["kind"], call: PrepareCall, focus?: string): Promise<RequestReady> {
     const start = emitted.length;
     const r = await compactor.compact(history, kind, call, focus);
+    if (r.skipped) return { history: r.history, events: emitted.slice(start), tokens: r.event.tokensBefore, threshold };
     const out = checked(repair(r.history).history);
     record(r.event, out, r.summary);
     const tokens = (call.fixedTokens ?? 0) + counter.messages(out);
     return { history: out, events: emitted.slice(start), tokens, threshold };
   }
 
-  function ensureFits(ready: RequestReady): RequestReady {
+  function ensureFits(ready: RequestReady, compacted = true): RequestReady {
     const limit = window.contextWindow - Math.min(window.maxOutputTokens, config.threshold.maxOutputReserve);
-    if (ready.tokens > limit) throw new OverWindowError(ready.tokens, limit);
+    if (ready.tokens > limit) throw new OverWindowError(ready.tokens, limit, compacted);
     return ready;
   }
 
@@ -210,7 +230,7 @@ export function createEngine(opts: EngineOptions): Engine {
       if (!p.overThreshold) return { history: p.history, events: emitted.slice(start), tokens: p.measuredTokens, threshold };
       if (config.summary.auto !== "on") {
         emit({ kind: "compact_suggested", tokens: p.measuredTokens, threshold });
-        return ensureFits({ history: p.history, events: emitted.slice(start), tokens: p.measuredTokens, threshold });
+        return ensureFits({ history: p.history, events: emitted.slice(start), tokens: p.measuredTokens, threshold }, false);
       }
       const r = await summarise(p.history, "summarize", call);
       return ensureFits({ ...r, events: emitted.slice(start) });

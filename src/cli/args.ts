@@ -122,7 +122,8 @@ export function parseArgs(argv: readonly string[]): CliArgs {
     let value: string | undefined;
     if (spec.value) {
       if (inline !== undefined) value = inline;
-      else if (i + 1 < argv.length && !(argv[i + 1]!.startsWith("-") && argv[i + 1]!.length > 1)) value = argv[++i];
+      // "-5" after a numeric flag is its (bad) value, not an unknown option: say it must be positive.
+      else if (i + 1 < argv.length && (!(argv[i + 1]!.startsWith("-") && argv[i + 1]!.length > 1) || (/^N\b/.test(spec.value) && /^-[\d.]/.test(argv[i + 1]!)))) value = argv[++i];
       else if (spec.name === "print") value = "";
       else throw new UsageError(`--${spec.name} needs a value (${spec.value})`);
     } else if (inline !== undefined) {

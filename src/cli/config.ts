@@ -2,7 +2,7 @@
 // (flags > environment > workspace settings > user settings > defaults).
 import { realpathSync, statSync } from "node:fs";
 import { resolve } from "node:path";
-import { type CompactionConfig, type DeepPartial, autoCompactThreshold, resolveConfig } from "../compaction/config.ts";
+import { type CompactionConfig, type DeepPartial, autoCompactThreshold, maxThreshold, resolveConfig } from "../compaction/config.ts";
 import type { HooksConfig } from "../hooks/compact-hooks.ts";
 import { resolveModelInfo } from "../model/models.ts";
 import type { CliArgs } from "./args.ts";
@@ -41,6 +41,8 @@ export interface RunConfig {
   /** Workspace settings left out because the folder is not trusted (empty when nothing was). */
   untrusted: { path: string; keys: TrustKey[]; what: string[] } | undefined;
   userSettingsPath: string;
+  /** One-line notes for the user (a threshold that had to be lowered, …). */
+  warnings: string[];
   /** The user's home (for ~/.lethe/AGENTS.md); the process's by default. */
   home?: string;
 }
@@ -120,16 +122,21 @@ export function resolveRunConfig(args: CliArgs, env: Env, opts: { cwd?: string; 
   compaction.summary = { ...compaction.summary, auto: engineAuto };
   const window = { contextWindow: info.contextWindow, maxOutputTokens: info.maxOutputTokens };
   const wanted = args.compactThreshold ?? settings.compactThreshold;
+  const warnings: string[] = [];
   if (wanted !== undefined) {
     const flag = args.compactThreshold !== undefined ? "--compact-threshold" : "compactThreshold (settings)";
-    const base = resolveConfig(compaction as DeepPartial<CompactionConfig>);
     const tokens = wanted <= 1 ? Math.floor(wanted * info.contextWindow) : Math.floor(wanted);
-    const reserve = Math.min(info.maxOutputTokens, base.threshold.maxOutputReserve);
-    const max = info.contextWindow - reserve;
-    const min = Math.ceil(info.contextWindow / 2);
-    if (tokens > max) throw new UsageError(`${flag} ${tokens} is too high: the window (${info.contextWindow}) minus the reply reserve (${reserve}) leaves ${max}`);
-    if (tokens < min) throw new UsageError(`${flag} ${tokens} is too low: auto-compact never fires below half the window (${min})`);
-    compaction.threshold = { ...compaction.threshold, bufferTokens: max - tokens, bufferWindowShare: 1 };
+    if (tokens >= info.contextWindow) throw new UsageError(`${flag} ${tokens} must be below the context window (${info.contextWindow} tokens)`);
+    if (tokens < 1) throw new UsageError(`${flag} ${wanted} is less than one token of the ${info.contextWindow}-token window`);
+    let base: CompactionConfig;
+    try {
+      base = resolveConfig(compaction as DeepPartial<CompactionConfig>);
+    } catch (e) {
+      throw new ConfigError(`lethe: ${oneLine((e as Error).message).replace(/^lethe config: /, "compaction settings: ")}`);
+    }
+    const max = maxThreshold(window, base);
+    if (tokens > max) warnings.push(`${flag} ${tokens} leaves no room for the reply (${info.contextWindow - max} tokens reserved): auto-compact runs at ${max}`);
+    compaction.threshold = { ...compaction.threshold, tokens: Math.min(tokens, max) };
   }
   let resolved: CompactionConfig;
   try {
@@ -162,5 +169,6 @@ export function resolveRunConfig(args: CliArgs, env: Env, opts: { cwd?: string; 
     permissions: settings.permissions ?? {},
     untrusted: loaded.ignored.length ? { path: loaded.workspacePath, keys: loaded.ignored, what: describeTrustKeys(loaded.workspace!, loaded.ignored) } : undefined,
     userSettingsPath,
+    warnings,
   };
 }

@@ -23,7 +23,8 @@ export function errorLine(e: unknown): string {
   // The SDK's network errors say little; keep their cause when there is one.
   const cause = e instanceof Error && e.cause instanceof Error ? e.cause.message : "";
   if (cause && !msg.includes(cause) && /connection|fetch failed|network/i.test(msg)) msg = `${msg} (${cause})`;
-  msg = oneLine(msg);
+  // No doubled punctuation where messages were joined ("error.: cause", "failed.." ).
+  msg = oneLine(msg).replace(/\.+:/g, ":").replace(/\.{2,}$/, ".").replace(/:\s*:/g, ":");
   return msg.startsWith("lethe:") ? msg : `lethe: ${msg}`;
 }
 

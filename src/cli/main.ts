@@ -68,6 +68,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     const { resolveRunConfig } = await import("./config.ts");
     const cfg = resolveRunConfig(args, process.env, { headless: true });
     if (cfg.untrusted) process.stderr.write(`${untrustedNotice(cfg.untrusted)}\n`);
+    for (const w of cfg.warnings) process.stderr.write(`lethe: ${w}\n`);
     const { runHeadless } = await import("./headless.ts");
     return runHeadless(cfg, args, prompt, { stdout: process.stdout, stderr: process.stderr });
   }
@@ -81,6 +82,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       process.stdout.write(`Trusted ${cfg.workspace} (remembered in ${cfg.userSettingsPath}).\n`);
     } else process.stdout.write(`${untrustedNotice(cfg.untrusted)}\n`);
   }
+  for (const w of cfg.warnings) process.stdout.write(`warning: ${w}\n`);
   const { runRepl } = await import("./repl.ts");
   return runRepl(cfg, args, version(), { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr });
 }

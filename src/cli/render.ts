@@ -64,7 +64,8 @@ export function contextChart(b: ContextBreakdown, s: Style = PLAIN): string {
   const to = b.threshold - b.measured;
   if (b.autoCompact === "off") lines.push(`Auto-compact is off (threshold ${fmt(b.threshold)}): ${to > 0 ? `${fmt(to)} tokens below it` : `${fmt(-to)} tokens over it`}. /compact compacts now.`);
   else if (to > 0) lines.push(`Auto-compact${b.autoCompact === "ask" ? " (ask)" : ""} in ${fmt(to)} tokens: ${pct(b.measured, b.threshold)} of the threshold used.`);
-  else lines.push(s.yellow(`Over the auto-compact threshold by ${fmt(-to)} tokens: the next request compacts${b.autoCompact === "ask" ? " (after asking)" : ""}.`));
+  else if (b.autoCompact === "ask") lines.push(s.yellow(`Over the auto-compact threshold by ${fmt(-to)} tokens: lethe asks before compacting (once when the threshold is crossed, again when the window is full). /compact compacts now.`));
+  else lines.push(s.yellow(`Over the auto-compact threshold by ${fmt(-to)} tokens: the next request compacts.`));
   if (Math.abs(b.measured - b.estimate) > 0.01 * b.estimate) lines.push(s.dim(`(the categories are estimates, ${fmt(b.estimate)} in all; the total is anchored on the provider's last reported usage)`));
   return lines.join("\n");
 }

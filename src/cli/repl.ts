@@ -155,6 +155,7 @@ export async function runRepl(cfg: RunConfig, args: CliArgs, version: string, io
       case "compaction":
         if (e.record) print(s.yellow(compactionNotice(e.record)));
         else if (e.event.kind === "summary_failed") print(s.red(`summary failed: ${oneLine(e.event.error, 200)}${e.event.breakerOpen ? " (digest from now on)" : ""}`));
+        else if (e.event.kind === "compact_skipped") print(s.yellow(`Not compacted: ${e.event.reason ?? "it would not make the context smaller"}; the history is kept as it is.`));
         else if (e.event.kind === "compact_blocked") print(s.yellow(`compaction blocked by a hook: ${e.event.reason ?? ""}`));
         break;
       case "retry":
@@ -299,7 +300,7 @@ export async function runRepl(cfg: RunConfig, args: CliArgs, version: string, io
         spinner.start(`compacting (manual)${argText ? `: ${oneLine(argText, 60)}` : ""}…`);
         try {
           const records = await session.compact(argText || undefined, controller.signal);
-          if (records.length === 0) print("Nothing was compacted.");
+          if (records.length === 0 && !session.lastCompactSkipped) print("Nothing was compacted.");
         } catch (e) {
           print(controller.signal.aborted ? s.yellow("Compaction cancelled.") : s.red(errorLine(e)));
         } finally {

@@ -16,6 +16,7 @@ import { type AgentEvent, type AgentOptions, type AgentResult, type CompactionRe
 import { subagentSystemPrompt, systemPrompt } from "../agent/prompt.ts";
 import { type LoadedInstructions, loadInstructions, renderInstructions } from "../agent/instructions.ts";
 import { homedir } from "node:os";
+import { rmSync } from "node:fs";
 import { USER_MESSAGE_PREFIX, LATEST_REQUEST_PREFIX } from "../compaction/retain.ts";
 import type { RunConfig } from "./config.ts";
 import { ConfigError } from "./errors.ts";
@@ -92,6 +93,12 @@ export class AgentSession {
   usageByModel = new Map<string, FullUsage>();
   compactions: CompactionRecord[] = [];
   turns = 0;
+  /** A new session (not resumed) that no model has answered yet: removed at close, so a run that
+   * failed before its first reply leaves no empty session folder behind. */
+  private fresh = false;
+  private answered = false;
+  /** The last /compact was skipped: it would not have made the context smaller. */
+  lastCompactSkipped = false;
   /** Warnings from loading the transcript on resume. */
   loadWarnings: string[] = [];
   /** Usage of the run in progress (summary calls land here too). */
@@ -152,6 +159,8 @@ export class AgentSession {
   private open(paths: SessionPaths, resume: boolean): void {
     this.close();
     this.paths = paths;
+    this.fresh = !resume;
+    this.answered = false;
     this.history = [];
     this.loadWarnings = [];
     if (resume) {
@@ -227,7 +236,10 @@ export class AgentSession {
     const onEvent = (e: AgentEvent) => {
       let inner: AgentEvent = e;
       while (inner.type === "subagent_event") inner = inner.event;
-      if (inner.type === "response") this.countUsage(inner.model, inner.usage, runUsage);
+      if (inner.type === "response") {
+        this.answered = true;
+        this.countUsage(inner.model, inner.usage, runUsage);
+      }
       this.ui.onEvent?.(e);
     };
     const cfg = this.cfg;
@@ -284,6 +296,7 @@ export class AgentSession {
       ...(signal ? { signal } : {}),
     });
     this.history = r.history;
+    this.lastCompactSkipped = r.events.some((e) => e.kind === "compact_skipped");
     const out = reportCompactions(r.events, r.tokens, (e) => this.ui.onEvent?.(e));
     this.compactions.push(...out);
     return out;
@@ -332,6 +345,15 @@ export class AgentSession {
       this.transcript?.close();
     } catch {
       // already closed
+    }
+    if (this.paths && this.fresh && !this.answered) {
+      // Nothing was answered: the folder holds at most the header and the unanswered prompt.
+      try {
+        rmSync(this.paths.dir, { recursive: true, force: true });
+      } catch {
+        // best effort: an empty folder is untidy, not harmful
+      }
+      this.fresh = false;
     }
   }
 }

@@ -21,6 +21,7 @@ import { z } from "zod";
 import type { CompactionConfig, DeepPartial } from "../compaction/config.ts";
 import { type HooksConfig, parseHooksConfig } from "../hooks/compact-hooks.ts";
 import { ConfigError, oneLine } from "./errors.ts";
+import { compactionConfigSchema, describeIssue } from "../compaction/config-schema.ts";
 import { type TrustKey, keysNeedingTrust } from "./trust.ts";
 
 export interface Pricing {
@@ -71,7 +72,7 @@ const schema = z
     compactThreshold: z.number().positive().optional(),
     summarizer: z.enum(["model", "digest"]).optional(),
     maxTurns: positiveInt.optional(),
-    compaction: z.record(z.string(), z.unknown()).optional(),
+    compaction: compactionConfigSchema.optional(),
     hooks: z.record(z.string(), z.unknown()).optional(),
     retry: z.object({ maxAttempts: positiveInt.optional(), baseMs: z.number().nonnegative().optional(), maxMs: z.number().nonnegative().optional() }).strict().optional(),
     pricing: z.record(z.string(), price).optional(),
@@ -106,9 +107,7 @@ export function loadSettingsFile(path: string): Settings | undefined {
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) throw new ConfigError(`lethe: settings file ${path} must hold a JSON object`);
   const r = schema.safeParse(raw);
   if (!r.success) {
-    const issue = r.error.issues[0]!;
-    const where = issue.path.length ? issue.path.join(".") : "(top level)";
-    throw new ConfigError(`lethe: settings file ${path}: ${where}: ${oneLine(issue.message)}`);
+    throw new ConfigError(`lethe: settings file ${path}: ${oneLine(describeIssue(schema, r.error))}`);
   }
   const { $schema: _s, hooks, compaction, ...rest } = r.data;
   const out: Settings = { ...rest } as Settings;

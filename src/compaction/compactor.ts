@@ -47,6 +47,8 @@ export interface CompactResult {
   history: Message[];
   event: SummarizeEvent;
   summary: string;
+  /** A manual compaction that would not have made the context smaller: `history` is the input, unchanged. */
+  skipped?: boolean;
 }
 
 /** Thrown when the context refills right after each compaction: stop instead of burning money. */
@@ -194,6 +196,11 @@ export function createCompactor(opts: CompactorOptions) {
 
       const built = rebuild({ history, summary, kind: trigger, budgets, counter, archivePath: opts.archivePath, readFile: opts.readFile, keepFrom });
       const tokensAfter = (shape.fixedTokens ?? 0) + counter.messages(built.history);
+      if (trigger === "manual" && tokensAfter >= tokensBefore) {
+        // /compact must never make the context larger: keep the history as it is, and say why.
+        emit({ kind: "compact_skipped", tokens: tokensBefore, threshold: 0, reason: `nothing to gain: the summary and what it keeps would be ${tokensAfter.toLocaleString("en-US")} tokens, the history is ${tokensBefore.toLocaleString("en-US")}` });
+        return { history: [...history], event: { kind: trigger, summarizer, presummary: false, tokensBefore, tokensAfter: tokensBefore, messagesBefore: history.length, messagesAfter: history.length, freedTokens: 0, restoredFiles: [], userMessagesKept: 0, droppedForOverflow: 0 }, summary, skipped: true };
+      }
       lastCompactionTurn = turn;
       const event: SummarizeEvent = {
         kind: trigger,

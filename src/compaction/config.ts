@@ -1,5 +1,6 @@
 // Defaults (SPEC.md, "Core idea") and how they scale down on small windows.
 import type { ModelWindow } from "./types.ts";
+import { compactionConfigSchema, describeIssue } from "./config-schema.ts";
 
 export interface BudgetConfig {
   /** Largest tool result kept inline, in characters. */
@@ -53,6 +54,8 @@ export interface ThresholdConfig {
   bufferWindowShare: number;
   /** Reply reserve used for the threshold is min(maxOutputTokens, this). */
   maxOutputReserve: number;
+  /** An explicit auto-compact threshold in tokens (below the window); overrides the formula. */
+  tokens?: number;
 }
 
 export interface SummaryConfig {
@@ -146,6 +149,9 @@ export type DeepPartial<T> = {
 
 /** Defaults overlaid with the caller's settings; validates ranges with a clear message. */
 export function resolveConfig(partial: DeepPartial<CompactionConfig> = {}): CompactionConfig {
+  if (partial === null || typeof partial !== "object" || Array.isArray(partial)) throw new RangeError(`lethe config: the compaction config must be an object, got ${partial === null ? "null" : Array.isArray(partial) ? "an array" : typeof partial}`);
+  const checked = compactionConfigSchema.safeParse(partial);
+  if (!checked.success) throw new RangeError(`lethe config: ${describeIssue(compactionConfigSchema, checked.error)}`);
   const c: CompactionConfig = {
     budget: { ...DEFAULT_CONFIG.budget, ...partial.budget, perToolChars: { ...DEFAULT_CONFIG.budget.perToolChars, ...(partial.budget?.perToolChars as Record<string, number> | undefined) } },
     snip: { ...DEFAULT_CONFIG.snip, ...partial.snip },
@@ -177,9 +183,15 @@ export function resolveConfig(partial: DeepPartial<CompactionConfig> = {}): Comp
  * on large windows and at most a tenth of the window on small ones (167k on 200k).
  */
 export function autoCompactThreshold(w: ModelWindow, c: CompactionConfig = DEFAULT_CONFIG): number {
+  if (c.threshold.tokens !== undefined) return Math.min(c.threshold.tokens, maxThreshold(w, c));
   const reserve = Math.min(w.maxOutputTokens, c.threshold.maxOutputReserve);
   const buffer = Math.min(c.threshold.bufferTokens, Math.floor(w.contextWindow * c.threshold.bufferWindowShare));
   return Math.max(Math.floor(w.contextWindow * 0.5), w.contextWindow - reserve - buffer);
+}
+
+/** The highest threshold that still leaves the reply its reserve inside the window. */
+export function maxThreshold(w: ModelWindow, c: CompactionConfig = DEFAULT_CONFIG): number {
+  return w.contextWindow - Math.min(w.maxOutputTokens, c.threshold.maxOutputReserve);
 }
 
 /** The per-result character limit for a tool, after the small-window cap. */

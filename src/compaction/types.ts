@@ -111,7 +111,7 @@ export interface SummaryFailedEvent {
 }
 
 export interface CompactionNoticeEvent {
-  kind: "presummary_started" | "compact_suggested" | "compact_blocked" | "auto_compact_near";
+  kind: "presummary_started" | "compact_suggested" | "compact_blocked" | "compact_skipped" | "auto_compact_near";
   tokens: number;
   threshold: number;
   reason?: string;

@@ -27,20 +27,35 @@ export interface HookRun {
 /** Claude Code's nested form ({matcher, hooks:[{type:"command", command}]}) and a flat form are both accepted. */
 export function parseHooksConfig(raw: unknown): HooksConfig {
   const out: HooksConfig = {};
-  if (!raw || typeof raw !== "object") return out;
+  if (raw === undefined) return out;
+  if (!raw || typeof raw !== "object" || Array.isArray(raw)) throw new Error("lethe settings: hooks must be an object ({ PreCompact: [...], PostCompact: [...] })");
+  // A typo in an event name would silently never run: refuse it.
+  for (const key of Object.keys(raw)) {
+    if (key !== "PreCompact" && key !== "PostCompact") throw new Error(`lethe settings: hooks.${key}: unknown hook event (lethe runs PreCompact and PostCompact)`);
+  }
   for (const event of ["PreCompact", "PostCompact"] as const) {
     const list = (raw as Record<string, unknown>)[event];
-    if (!Array.isArray(list)) continue;
+    if (list === undefined) continue;
+    if (!Array.isArray(list)) throw new Error(`lethe settings: hooks.${event} must be a list`);
     const commands: HookCommand[] = [];
-    for (const entry of list as Record<string, unknown>[]) {
-      const matcher = entry.matcher === "auto" || entry.matcher === "manual" ? entry.matcher : undefined;
-      const nested = Array.isArray(entry.hooks) ? (entry.hooks as Record<string, unknown>[]) : [entry];
-      for (const h of nested) {
+    list.forEach((entry: unknown, i) => {
+      const at = `hooks.${event}.${i}`;
+      if (!entry || typeof entry !== "object" || Array.isArray(entry)) throw new Error(`lethe settings: ${at} must be an object`);
+      const e = entry as Record<string, unknown>;
+      for (const k of Object.keys(e)) if (!["matcher", "hooks", "command", "timeout", "timeoutMs", "type"].includes(k)) throw new Error(`lethe settings: ${at}.${k}: unknown key`);
+      if (e.matcher !== undefined && e.matcher !== "auto" && e.matcher !== "manual" && e.matcher !== "" && e.matcher !== "*") throw new Error(`lethe settings: ${at}.matcher must be "auto" or "manual"`);
+      const matcher = e.matcher === "auto" || e.matcher === "manual" ? e.matcher : undefined;
+      const nested = Array.isArray(e.hooks) ? (e.hooks as Record<string, unknown>[]) : [e];
+      nested.forEach((h, j) => {
+        const hat = Array.isArray(e.hooks) ? `${at}.hooks.${j}` : at;
+        if (Array.isArray(e.hooks)) for (const k of Object.keys(h ?? {})) if (!["command", "timeout", "timeoutMs", "type"].includes(k)) throw new Error(`lethe settings: ${hat}.${k}: unknown key`);
+        if (h.type !== undefined && h.type !== "command") throw new Error(`lethe settings: ${hat}.type must be "command"`);
         if (typeof h.command !== "string" || !h.command.trim()) throw new Error(`lethe settings: hooks.${event} has an entry without a "command" string`);
+        for (const k of ["timeout", "timeoutMs"] as const) if (h[k] !== undefined && (typeof h[k] !== "number" || !((h[k] as number) > 0))) throw new Error(`lethe settings: ${hat}.${k} must be a positive number`);
         const timeoutMs = typeof h.timeout === "number" ? h.timeout * 1000 : typeof h.timeoutMs === "number" ? h.timeoutMs : undefined;
         commands.push({ command: h.command, timeoutMs, matcher });
-      }
-    }
+      });
+    });
     out[event] = commands;
   }
   return out;

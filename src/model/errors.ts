@@ -378,7 +378,8 @@ function withCause(e: ModelError, cause: unknown): ModelError {
 function describeChain(err: Error): string {
   const parts: string[] = [];
   for (const e of causeChain(err)) {
-    const m = e instanceof Error ? e.message : undefined;
+    // "Connection error." + ": " would read "Connection error.: fetch failed".
+    const m = e instanceof Error ? e.message.trim().replace(/[.\s]+$/, "") : undefined;
     if (m && !parts.includes(m)) parts.push(m);
   }
   return parts.join(": ") || err.name;

@@ -12,7 +12,7 @@ import type { Message } from "../../src/messages/types.ts";
 import { loadTranscript, resumeContext } from "../../src/session/transcript.ts";
 import { createToolset } from "../../src/tools/index.ts";
 import type { Tool, ToolContext } from "../../src/tools/types.ts";
-import { setupE2E, SUMMARY_TEXT, isSummaryRequest } from "../support/e2e.ts";
+import { bigOutput, setupE2E, SUMMARY_TEXT, isSummaryRequest } from "../support/e2e.ts";
 import type { Step } from "../support/fakes/common.ts";
 
 const MODEL = "claude-sonnet-4-6";
@@ -74,14 +74,20 @@ test("read-only calls of one message run in parallel, the others one at a time i
 test("the compact tool: compaction (kind manual, with the focus) runs after the whole batch's results are appended", async () => {
   const steps = (body: any): Step => {
     if (isSummaryRequest(body)) return { text: SUMMARY_TEXT };
-    const n = body.messages.length;
-    if (n === 1) return { toolUses: [{ name: "compact", input: { focus: "Keep the totals." } }, { name: "glob", input: { pattern: "*.txt" } }] };
+    if (/tidy up/.test(JSON.stringify(body.messages.at(-1)))) return { toolUses: [{ name: "compact", input: { focus: "Keep the totals." } }, { name: "glob", input: { pattern: "*.txt" } }] };
     return { text: "after compaction" };
   };
   const events: AgentEvent[] = [];
-  const e = await setupE2E({ provider: "anthropic", fake: { script: steps }, engine: { contextWindow: 200_000, maxOutputTokens: 8_000 } });
+  const e = await setupE2E({ provider: "anthropic", fake: { script: steps }, engine: { contextWindow: 24_000, maxOutputTokens: 2_000 } });
+  // Enough behind it that a summary is worth it (a compaction that would not shrink the context is skipped).
+  const before: Message[] = [
+    { role: "user", content: [{ type: "text", text: "print the data" }] },
+    { role: "assistant", content: [{ type: "tool_use", id: "toolu_old", name: "bash", input: { command: "cat data.txt" } }] },
+    { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_old", content: bigOutput("data", 4_000) }] },
+    { role: "assistant", content: [{ type: "text", text: "printed" }] },
+  ];
   try {
-    const r = await runAgent([], "tidy up", {
+    const r = await runAgent(before, "tidy up", {
       engine: e.engine, client: e.client, model: MODEL, toolset: createToolset(), toolContext: ctx(e.dir), transcript: e.transcript, maxOutputTokens: 2_000,
       onEvent: (x) => events.push(x),
     });

@@ -97,7 +97,10 @@ test("provider and endpoint: inferred from the model or the environment; keys ar
     assert.equal(cfg.threshold, 70_000);
     cfg = resolveRunConfig(parseArgs(["--cwd", ws.dir, "--context-window", "100000", "--max-output-tokens", "8000", "--compact-threshold", "0.9"]), { ANTHROPIC_API_KEY: "k" }, opts);
     assert.equal(cfg.threshold, 90_000);
-    assert.throws(() => resolveRunConfig(parseArgs(["--cwd", ws.dir, "--context-window", "100000", "--max-output-tokens", "8000", "--compact-threshold", "95000"]), { ANTHROPIC_API_KEY: "k" }, opts), /too high/);
+    // Over the window minus the reply reserve: lowered to it, with a warning (issue 8: any value below the window is accepted).
+    cfg = resolveRunConfig(parseArgs(["--cwd", ws.dir, "--context-window", "100000", "--max-output-tokens", "8000", "--compact-threshold", "95000"]), { ANTHROPIC_API_KEY: "k" }, opts);
+    assert.equal(cfg.threshold, 92_000);
+    assert.match(cfg.warnings.join(), /leaves no room for the reply/);
   } finally {
     ws.cleanup();
   }

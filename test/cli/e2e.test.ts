@@ -181,7 +181,7 @@ test("anthropic: manual — the model calls compact {focus}; the PreCompact hook
   });
   const ws = makeWorkspace({ hooks: { PreCompact: [{ hooks: [{ type: "command", command: "echo 'Mention the batch count.'" }] }] } });
   try {
-    const r = await runCli([...providerArgs("anthropic", fake), "--yes", "--trust-workspace", "--cwd", ws.dir, "--output-format", "json", "-p", "Print three batches, then compact."], {
+    const r = await runCli([...providerArgs("anthropic", fake), "--yes", "--trust-workspace", "--context-window", "24000", "--max-output-tokens", "2000", "--cwd", ws.dir, "--output-format", "json", "-p", "Print three batches, then compact."], {
       env: cliEnv(ws, keyEnv("anthropic")),
     });
     assert.equal(r.code, 0, r.stderr);

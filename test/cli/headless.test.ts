@@ -319,14 +319,17 @@ test("--compact-threshold and --auto-compact off: the threshold is the one given
     const env = cliEnv(ws, keyEnv("anthropic"));
     const init = await runCli([...base, "--compact-threshold", "0.75", "--max-turns", "1", "--output-format", "stream-json", "-p", "x"], { env });
     assert.equal(JSON.parse(init.stdout.split("\n")[0]!).auto_compact_threshold, 18_000);
-    const tooLow = await runCli([...base, "--compact-threshold", "5000", "-p", "x"], { env });
-    assert.equal(tooLow.code, 2);
-    assertOneLine(tooLow.stderr, /too low/);
+    // Any value below the window is taken (issue 8: the half-window floor is gone); the window itself is refused.
+    const low = await runCli([...base, "--compact-threshold", "5000", "--max-turns", "1", "--output-format", "stream-json", "-p", "x"], { env });
+    assert.equal(JSON.parse(low.stdout.split("\n")[0]!).auto_compact_threshold, 5_000);
+    const tooHigh = await runCli([...base, "--compact-threshold", "24000", "-p", "x"], { env });
+    assert.equal(tooHigh.code, 2);
+    assertOneLine(tooHigh.stderr, /must be below the context window/);
 
     const before = fake.requests.length;
     const off = await runCli([...base, "--auto-compact", "off", "--output-format", "json", "-p", "print forever"], { env });
     assert.equal(off.code, 1);
-    assertOneLine(off.stderr, /over the [\d,]+ the window allows; not sending it/);
+    assertOneLine(off.stderr, /over the [\d,]+ the window allows, and was not compacted \(auto-compact is not on\); not sending it/);
     const sent = fake.requests.slice(before);
     assert.ok(sent.length > 3);
     for (const body of sent) assert.ok(anthropicInputTokens(body) <= 24_000);

@@ -53,7 +53,7 @@ test("REPL in tmux: permission prompt, /context bar chart, /compact with instruc
   const ws = makeWorkspace();
   workspaces.push(ws);
   const t = new Terminal("main");
-  t.start(ws, cliEnv(ws, keyEnv("anthropic")), [...providerArgs("anthropic", fake), "--cwd", ws.dir]);
+  t.start(ws, cliEnv(ws, keyEnv("anthropic")), [...providerArgs("anthropic", fake), "--cwd", ws.dir, "--context-window", "40000", "--max-output-tokens", "2000"]);
   await t.waitFor(/\/help for commands[\s\S]*> $/m, 0, "the banner and the prompt");
 
   // A plain turn.
@@ -66,6 +66,13 @@ test("REPL in tmux: permission prompt, /context bar chart, /compact with instruc
   await t.waitFor(/Allow bash\? echo printed-by-bash/, m, "the permission question");
   t.type("y");
   await t.waitFor(/⎿ printed-by-bash[\s\S]*Answer 2: ok\.[\s\S]*> $/m, m, "the tool result and the answer");
+
+  // A bigger turn, so that a summary is worth it (/compact skips a compaction that would not shrink the context).
+  m = t.mark();
+  t.type("print rows 0");
+  await t.waitFor(/Allow bash\?/, m, "the permission question");
+  t.type("y");
+  await t.waitFor(/Answer 3: ok\.[\s\S]*> $/m, m, "the rows and an answer");
 
   // /context: a bar chart of where the tokens go, and the distance to auto-compact.
   m = t.mark();
@@ -95,7 +102,7 @@ test("REPL in tmux: permission prompt, /context bar chart, /compact with instruc
   await t.waitFor(/Interrupted\.[\s\S]*> $/m, m, "the interruption and a new prompt");
   m = t.mark();
   t.type("and after the interrupt?");
-  await t.waitFor(/Answer 3: ok\.[\s\S]*> $/m, m, "an answer after the interrupt");
+  await t.waitFor(/Answer 4: ok\.[\s\S]*> $/m, m, "an answer after the interrupt");
   const next = JSON.stringify(fake.requests.at(-1).messages);
   assert.match(next, /a slow question[\s\S]*and after the interrupt\?/, "the cancelled prompt stays in the session");
   assert.match(next, /this session continues/, "the context still starts from the manual compaction");

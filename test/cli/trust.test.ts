@@ -26,24 +26,26 @@ function hostile(extra: Record<string, unknown> = {}): { ws: Workspace; marker: 
   return { ws, marker };
 }
 
-/** A model that compacts on its first turn (kind manual), then answers. */
+/** A model that prints ~3k tokens of rows, then compacts (kind manual: worth it now), then answers. */
 async function compactingFake() {
-  let n = 0;
   return startFake("anthropic", {
     script: (body: any): Step => {
       if (isSummaryRequest(body)) return { text: SUMMARY };
-      n++;
-      if (n % 2 === 1) return { text: "Compacting.", toolUses: [{ name: "compact", input: { focus: "keep it short" } }] };
-      return { text: "Done." };
+      const last = JSON.stringify(body.messages.at(-1));
+      if (/row 1: value/.test(last)) return { text: "Compacting.", toolUses: [{ name: "compact", input: { focus: "keep it short" } }] };
+      if (/tool_result/.test(last)) return { text: "Done." };
+      return { toolUses: [{ name: "bash", input: { command: `seq 1 200 | awk '{print "row " $1 ": value=" ($1*7919)%10007 " status=ok"}'` } }] };
     },
   });
 }
+
+const SMALL = ["--context-window", "24000", "--max-output-tokens", "2000", "--yes"];
 
 test("headless: an untrusted workspace's hooks never run (one stderr line says they are ignored); --trust-workspace and a remembered trust apply them", async () => {
   const fake = await compactingFake();
   try {
     const { ws, marker } = hostile();
-    const args = [...providerArgs("anthropic", fake), "--cwd", ws.dir, "--output-format", "json", "-p", "compact, then answer"];
+    const args = [...providerArgs("anthropic", fake), ...SMALL, "--cwd", ws.dir, "--output-format", "json", "-p", "compact, then answer"];
     let r = await runCli(args, { env: cliEnv(ws, keyEnv("anthropic")) });
     assert.equal(r.code, 0, r.stderr);
     assert.equal(JSON.parse(r.stdout).compactions.filter((c: { kind: string }) => c.kind === "manual").length, 1, "a compaction happened");
@@ -99,7 +101,7 @@ test("REPL in tmux: the trust question comes once per folder; 'n' keeps the hook
     const settingsPath = join(ws.dir, ".lethe", "settings.json");
     writeFileSync(settingsPath, JSON.stringify({ hooks: { PreCompact: [{ command: `touch '${marker}'` }] } }));
     const env = cliEnv(ws, keyEnv("anthropic"));
-    const args = [...providerArgs("anthropic", fake), "--cwd", ws.dir, "--yes"];
+    const args = [...providerArgs("anthropic", fake), ...SMALL, "--cwd", ws.dir];
 
     let t = new Terminal("trust-no");
     t.start(ws, env, args);
@@ -110,9 +112,6 @@ test("REPL in tmux: the trust question comes once per folder; 'n' keeps the hook
     let m = t.mark();
     t.type("compact, then answer");
     await t.waitFor(/compacted \(manual\)[\s\S]*Done\.[\s\S]*> $/m, m, "a compaction and the answer");
-    m = t.mark();
-    t.type("/compact");
-    await t.waitFor(/compacted \(manual\)[\s\S]*> $/m, m, "/compact");
     assert.equal(existsSync(marker), false, "no hook ran after 'n'");
     t.type("/exit");
     await t.waitFor(/LETHE-EXITED 0/, m);

@@ -99,7 +99,7 @@ test("PreCompact hook: adds instructions, or blocks with a reason", async () => 
   const { c, client } = setup([SUMMARY_REPLY], {
     hooks: { preCompact: async ({ focus }) => (focus === "stop" ? { block: "not now" } : { instructions: "keep API names" }) },
   });
-  const h = bashSession(10, 1_000);
+  const h = bashSession(60, 6_000);
   const r = await c.compact(h, "manual", {}, "focus on tests");
   assert.match(JSON.stringify(client.requests[0]!.messages.at(-1)), /focus on tests\\nkeep API names/);
   assert.equal(r.event.focus, "focus on tests\nkeep API names");
@@ -109,7 +109,7 @@ test("PreCompact hook: adds instructions, or blocks with a reason", async () => 
 test("PostCompact hook sees the summary and the token counts", async () => {
   const seen: unknown[] = [];
   const { c } = setup([SUMMARY_REPLY], { hooks: { postCompact: async (info) => void seen.push(info) } });
-  await c.compact(bashSession(10, 1_000), "manual");
+  await c.compact(bashSession(60, 6_000), "manual");
   assert.equal(seen.length, 1);
   assert.match(JSON.stringify(seen[0]), /tokensBefore.*tokensAfter.*fix the failing build/);
 });
@@ -124,6 +124,17 @@ test("thrash: the context refilling right after each compaction stops the sessio
   await c.compact(h, "summarize");
   c.observeTurn(h, 120, 100);
   await assert.rejects(c.compact(h, "summarize"), ThrashError);
+});
+
+test("a manual compaction that would not make the context smaller keeps the history and says so (no PostCompact)", async () => {
+  const seen: unknown[] = [];
+  const { c, events } = setup([SUMMARY_REPLY], { hooks: { postCompact: async (info) => void seen.push(info) } });
+  const h = bashSession(2, 200);
+  const r = await c.compact(h, "manual");
+  assert.equal(r.skipped, true);
+  assert.deepEqual(r.history, h);
+  assert.equal(seen.length, 0);
+  assert.equal(events.at(-1)?.kind, "compact_skipped");
 });
 
 test("digest mode never calls the model", async () => {
