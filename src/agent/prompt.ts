@@ -9,6 +9,10 @@ export interface PromptInfo {
   model?: string;
   /** The rendered project instructions (AGENTS.md, CLAUDE.md), placed last: the rules to follow. */
   instructions?: string;
+  /** Replaces lethe's own role and working guidance (--system-prompt); context notes, environment and instructions stay. */
+  base?: string;
+  /** Added at the very end (--append-system-prompt, the plan-mode note). */
+  append?: string;
 }
 
 const today = () => new Date().toISOString().slice(0, 10);
@@ -30,7 +34,10 @@ const MEMORY = `Your context is managed by lethe, so a session can go on for as 
 - Long histories may be summarised. After that you continue from the summary, the user's messages (verbatim) and the files you worked on; the full transcript stays on disk and recall searches it.
 - You can call compact yourself (with a focus saying what must be kept) when you finish a large sub-task and the details behind you are no longer needed.`;
 
+const tail = (info: PromptInfo) => `${info.instructions ? `\n\n${info.instructions}` : ""}${info.append ? `\n\n${info.append}` : ""}`;
+
 export function systemPrompt(info: PromptInfo): string {
+  if (info.base !== undefined) return `${info.base}\n\n${MEMORY}\n\n${environment(info)}${tail(info)}`;
   return `You are lethe, a coding agent working in the user's workspace through tools. You help with software engineering tasks: reading and changing code, running commands and tests, investigating bugs, explaining code.
 
 How to work:
@@ -44,7 +51,7 @@ How to work:
 
 ${MEMORY}
 
-${environment(info)}${info.instructions ? `\n\n${info.instructions}` : ""}`;
+${environment(info)}${tail(info)}`;
 }
 
 export function subagentSystemPrompt(info: PromptInfo): string {
@@ -52,5 +59,5 @@ export function subagentSystemPrompt(info: PromptInfo): string {
 
 ${MEMORY}
 
-${environment(info)}${info.instructions ? `\n\n${info.instructions}` : ""}`;
+${environment(info)}${tail(info)}`;
 }

@@ -1,5 +1,6 @@
 // Command-line flags. Hand-rolled so that every mistake gets a precise one-line message.
 import { UsageError } from "./errors.ts";
+import { PERMISSION_MODES, type PermissionMode, parseRule, splitRules } from "./permissions.ts";
 
 export type OutputFormat = "text" | "json" | "stream-json";
 export type AutoCompact = "on" | "off" | "ask";
@@ -25,6 +26,14 @@ export interface CliArgs {
   compactThreshold?: number;
   /** Apply this workspace's command-running settings for this run without asking. */
   trustWorkspace: boolean;
+  permissionMode?: PermissionMode;
+  /** Permission rules from --allowedTools / --disallowedTools (repeatable, comma or space separated). */
+  allowedTools: string[];
+  disallowedTools: string[];
+  /** Progress notices on stderr even when it is not a terminal (Claude Code's --verbose). */
+  verbose: boolean;
+  systemPrompt?: string;
+  appendSystemPrompt?: string;
   help: boolean;
   version: boolean;
   /** Words after the flags: the first prompt of a REPL session (or of -p when -p has none). */
@@ -51,7 +60,14 @@ export const OPTIONS: Spec[] = [
   { name: "compact-threshold", value: "N|0.x|N%", help: "auto-compact threshold: tokens, or a share of the context window" },
   { name: "summarizer", value: "model|digest", help: "who writes summaries: the model, or a deterministic digest (no model call)" },
   { name: "max-turns", value: "N", help: "stop after N model turns" },
-  { name: "yes", short: "y", help: "no permission prompts: allow bash and file writes" },
+  { name: "permission-mode", value: "default|acceptEdits|plan|bypassPermissions", help: "ask before commands and edits (default), allow edits (acceptEdits), change nothing (plan), or ask nothing (bypassPermissions)" },
+  { name: "allowedTools", value: "rules", help: "allow without asking, e.g. \"Bash(npm test:*) Edit\" (repeatable; comma or space separated)" },
+  { name: "disallowedTools", value: "rules", help: "always refuse, e.g. \"Bash(rm:*)\"; a bare tool name hides the tool (beats every allow)" },
+  { name: "yes", short: "y", help: "no permission prompts: allow bash and file writes (= --permission-mode bypassPermissions)" },
+  { name: "dangerously-skip-permissions", help: "Claude Code's spelling of --yes" },
+  { name: "system-prompt", value: "text", help: "replace lethe's role and working guidance (context notes, environment and AGENTS.md stay)" },
+  { name: "append-system-prompt", value: "text", help: "add text at the end of the system prompt" },
+  { name: "verbose", help: "headless: progress notices (compactions, retries) on stderr even when it is not a terminal" },
   { name: "trust-workspace", help: "apply this folder's .lethe/settings.json hooks, baseUrl and permission rules for this run (see docs/cli.md, Workspace trust)" },
   { name: "cwd", value: "dir", help: "workspace folder (default: the current directory)" },
   { name: "resume", short: "r", value: "id", help: "resume a session (an id or a unique prefix of one)" },
@@ -60,6 +76,7 @@ export const OPTIONS: Spec[] = [
   { name: "version", short: "v", help: "show the version" },
 ];
 
+const REPEATABLE = new Set(["yes", "allowedTools", "disallowedTools", "verbose", "dangerously-skip-permissions"]);
 const byName = new Map(OPTIONS.map((o) => [o.name, o]));
 const byShort = new Map(OPTIONS.filter((o) => o.short).map((o) => [o.short!, o]));
 
@@ -88,7 +105,7 @@ export function parseThreshold(flag: string, v: string): number {
 }
 
 export function parseArgs(argv: readonly string[]): CliArgs {
-  const out: CliArgs = { yes: false, trustWorkspace: false, continue: false, outputFormat: "text", help: false, version: false, positional: [] };
+  const out: CliArgs = { yes: false, trustWorkspace: false, allowedTools: [], disallowedTools: [], verbose: false, continue: false, outputFormat: "text", help: false, version: false, positional: [] };
   const seen = new Set<string>();
   let outputFormatGiven = false;
   for (let i = 0; i < argv.length; i++) {
@@ -117,7 +134,7 @@ export function parseArgs(argv: readonly string[]): CliArgs {
       out.positional.push(arg);
       continue;
     }
-    if (seen.has(spec.name) && spec.name !== "yes") throw new UsageError(`--${spec.name} given twice`);
+    if (seen.has(spec.name) && !REPEATABLE.has(spec.name)) throw new UsageError(`--${spec.name} given twice`);
     seen.add(spec.name);
     let value: string | undefined;
     if (spec.value) {
@@ -189,6 +206,37 @@ export function parseArgs(argv: readonly string[]): CliArgs {
       case "continue":
         out.continue = true;
         break;
+      case "permission-mode":
+        out.permissionMode = oneOf(spec.name, v, PERMISSION_MODES);
+        break;
+      case "allowedTools":
+      case "disallowedTools": {
+        const rules = splitRules(v);
+        if (rules.length === 0) throw new UsageError(`--${spec.name} needs rules such as "Bash(npm test:*)" or Edit`);
+        for (const r of rules) {
+          try {
+            parseRule(r);
+          } catch (e) {
+            throw new UsageError(`--${spec.name}: ${(e as Error).message}`);
+          }
+        }
+        (spec.name === "allowedTools" ? out.allowedTools : out.disallowedTools).push(...rules);
+        break;
+      }
+      case "dangerously-skip-permissions":
+        out.yes = true;
+        break;
+      case "verbose":
+        out.verbose = true;
+        break;
+      case "system-prompt":
+        if (!v.trim()) throw new UsageError("--system-prompt needs the text of the prompt");
+        out.systemPrompt = v;
+        break;
+      case "append-system-prompt":
+        if (!v.trim()) throw new UsageError("--append-system-prompt needs text");
+        out.appendSystemPrompt = v;
+        break;
       case "trust-workspace":
         out.trustWorkspace = true;
         break;
@@ -231,7 +279,7 @@ export function usageText(version: string): string {
     "Sessions: <workspace>/.lethe/sessions/<id>/ (transcript.jsonl, tool-results/).",
     "",
     "In the REPL: /compact [instructions], /context, /cost, /clear, /resume [id], /help, /exit.",
-    "Headless without --yes, bash and file writes are denied (the model is told so).",
+    "Headless asks no questions: what the permission mode and rules do not allow is refused (the model is told why).",
     "Exit codes: 0 done, 1 error, 2 bad command line, 130 interrupted.",
   );
   return lines.join("\n");

@@ -9,6 +9,7 @@ import type { CliArgs } from "./args.ts";
 import { ConfigError, UsageError, oneLine } from "./errors.ts";
 import { type Pricing, type Settings, USER_SETTINGS, loadSettings } from "./settings.ts";
 import { type TrustKey, describeTrustKeys, isTrusted } from "./trust.ts";
+import { type PermissionMode, type Policy, parseRule } from "./permissions.ts";
 
 export const DEFAULT_MAX_OUTPUT = 32_000;
 export const DEFAULT_MODELS = { anthropic: "claude-sonnet-4-6", openai: "gpt-4o" } as const;
@@ -36,8 +37,12 @@ export interface RunConfig {
   pricing: Record<string, Pricing>;
   yes: boolean;
   settingsFiles: string[];
-  /** Permission rules and mode from the settings files (flags are applied on top by the CLI). */
-  permissions: NonNullable<Settings["permissions"]>;
+  /** The permission policy: mode and rules from flags over settings (--yes = bypassPermissions). */
+  policy: Policy;
+  /** --system-prompt / --append-system-prompt. */
+  systemPrompt?: string;
+  appendSystemPrompt?: string;
+  verbose: boolean;
   /** Workspace settings left out because the folder is not trusted (empty when nothing was). */
   untrusted: { path: string; keys: TrustKey[]; what: string[] } | undefined;
   userSettingsPath: string;
@@ -61,6 +66,23 @@ function workspaceOf(args: CliArgs, cwd: string): string {
   }
   if (!st.isDirectory()) throw new UsageError(`--cwd: not a folder: ${dir}`);
   return realpathSync(dir);
+}
+
+function resolvePolicy(args: CliArgs, settings: Settings): Policy {
+  const rules = (list: readonly string[], where: string) =>
+    list.map((r) => {
+      try {
+        return parseRule(r);
+      } catch (e) {
+        throw new ConfigError(`lethe: ${where}: ${(e as Error).message}`);
+      }
+    });
+  const mode: PermissionMode = args.yes ? "bypassPermissions" : (args.permissionMode ?? settings.permissions?.defaultMode ?? "default");
+  return {
+    mode,
+    allow: [...rules(settings.permissions?.allow ?? [], "permissions.allow (settings)"), ...rules(args.allowedTools, "--allowedTools")],
+    deny: [...rules(settings.permissions?.deny ?? [], "permissions.deny (settings)"), ...rules(args.disallowedTools, "--disallowedTools")],
+  };
 }
 
 export function resolveRunConfig(args: CliArgs, env: Env, opts: { cwd?: string; headless: boolean; userSettingsPath?: string; trusted?: boolean }): RunConfig {
@@ -166,7 +188,10 @@ export function resolveRunConfig(args: CliArgs, env: Env, opts: { cwd?: string; 
     pricing: settings.pricing ?? {},
     yes: args.yes,
     settingsFiles: files,
-    permissions: settings.permissions ?? {},
+    policy: resolvePolicy(args, settings),
+    ...(args.systemPrompt !== undefined ? { systemPrompt: args.systemPrompt } : {}),
+    ...(args.appendSystemPrompt !== undefined ? { appendSystemPrompt: args.appendSystemPrompt } : {}),
+    verbose: args.verbose,
     untrusted: loaded.ignored.length ? { path: loaded.workspacePath, keys: loaded.ignored, what: describeTrustKeys(loaded.workspace!, loaded.ignored) } : undefined,
     userSettingsPath,
     warnings,

@@ -2,14 +2,17 @@
 // - stdout: the final assistant text (text), ONE JSON object at the end (json), or one JSON
 //   event per line (stream-json); nothing else ever goes to stdout;
 // - exit 0 when the model finished; on failure a one-line error on stderr and a non-zero exit.
-// Without --yes, bash and file writes are denied (the model gets a clear error result, and a
-// one-line note goes to stderr once); "ask" auto-compact is treated as "on".
+// Headless asks no questions: what the permission policy does not allow is refused (the model
+// is told by which rule or mode, and stderr gets one line, once); "ask" auto-compact is "on".
+// The JSON shapes follow Claude Code's `claude -p` (docs/cli.md, "Claude Code compatibility").
 import type { AgentEvent } from "../agent/loop.ts";
 import type { CliArgs } from "./args.ts";
 import type { RunConfig } from "./config.ts";
-import { errorLine } from "./errors.ts";
+import { randomUUID } from "node:crypto";
+import { errorLine, oneLine } from "./errors.ts";
+import { costOf, priceOf } from "./pricing.ts";
 import { compactionNotice, createSpinner, PLAIN } from "./render.ts";
-import { AgentSession, createClient } from "./session.ts";
+import { AgentSession, type RunOutcome, createClient } from "./session.ts";
 import type { ModelClient } from "../model/types.ts";
 
 export interface HeadlessIO {
@@ -18,19 +21,34 @@ export interface HeadlessIO {
 }
 
 export const HEADLESS_DENIAL_NOTE =
-  "[lethe] This session runs headless without --yes: shell commands (bash) and file changes (write_file, edit_file) are not allowed and will be denied every time. " +
+  "[lethe] This session runs headless: no one can answer permission questions, so calls the permission policy does not allow (by default shell commands and file changes) are refused every time. " +
   "Do not try them again. Carry on with the read-only tools (read_file, glob, grep, recall) and, in your final answer, say what you could not do and the exact commands or edits that remain.";
 
+/** What the model and stderr are told when the policy would ask and no one can answer. */
+export function headlessRefusal(mode: string, tool: string, input: unknown): string {
+  const cmd = tool === "bash" ? String((input as { command?: unknown })?.command ?? "").trim().split(/\s+/).slice(0, 2).join(" ") : "";
+  const rule = tool === "bash" ? `Bash(${cmd || "<command>"}:*)` : tool === "write_file" ? "Write" : tool === "edit_file" ? "Edit" : tool;
+  return `Not run: denied by the permission policy (mode ${mode}; headless, so no one can be asked). Allow it with --allowedTools '${rule}', --permission-mode acceptEdits (file edits) or bypassPermissions (everything).`;
+}
+
 const line = (stream: NodeJS.WritableStream, obj: unknown) => stream.write(`${JSON.stringify(obj)}\n`);
+
+/** Claude Code's apiKeySource, as far as lethe knows it. */
+function apiKeySource(cfg: RunConfig): string {
+  if (!cfg.apiKey || cfg.apiKey === "no-key") return "none";
+  return cfg.provider === "anthropic" ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY";
+}
 
 export async function runHeadless(cfg: RunConfig, args: CliArgs, prompt: string, io: HeadlessIO, client?: ModelClient): Promise<number> {
   const started = Date.now();
   const format = args.outputFormat;
   const stream = format === "stream-json";
-  const ttyErr = !!io.stderr.isTTY;
+  // Progress notices go to a terminal, or anywhere with --verbose.
+  const notices = !!io.stderr.isTTY || cfg.verbose;
   const spinner = createSpinner(io.stderr, PLAIN);
   let deniedNoted = false;
   const notes: string[] = [];
+  let sessionId: string | null = null;
 
   const onEvent = (e: AgentEvent) => {
     switch (e.type) {
@@ -48,25 +66,26 @@ export async function runHeadless(cfg: RunConfig, args: CliArgs, prompt: string,
         break;
       case "compaction":
         if (e.record) {
-          if (stream) line(io.stdout, { type: "compaction", ...e.record });
-          else if (ttyErr) {
+          if (stream) line(io.stdout, { type: "compaction", session_id: sessionId, ...e.record });
+          if (notices) {
             spinner.stop();
             io.stderr.write(`${compactionNotice(e.record)}\n`);
           }
         }
         break;
       case "message":
-        if (stream) line(io.stdout, { type: e.message.role, message: e.message });
+        if (stream) line(io.stdout, { type: e.message.role, message: e.message, session_id: sessionId, parent_tool_use_id: null, uuid: randomUUID() });
         break;
       case "retry":
-        if (stream) line(io.stdout, { type: "retry", attempt: e.attempt, delay_ms: e.delayMs, error: e.error.message });
+        if (stream) line(io.stdout, { type: "retry", session_id: sessionId, attempt: e.attempt, delay_ms: e.delayMs, error: e.error.message });
+        if (cfg.verbose) io.stderr.write(`lethe: ${oneLine(e.error.message, 200)}; retry ${e.attempt} in ${(e.delayMs / 1000).toFixed(1)}s\n`);
         break;
       case "fallback":
-        if (stream) line(io.stdout, { type: "fallback", from: e.from, to: e.to, error: e.error.message });
-        else if (ttyErr) io.stderr.write(`switched to the fallback model ${e.to} (${e.from}: ${e.error.message})\n`);
+        if (stream) line(io.stdout, { type: "fallback", session_id: sessionId, from: e.from, to: e.to, error: e.error.message });
+        if (notices) io.stderr.write(`switched to the fallback model ${e.to} (${e.from}: ${e.error.message})\n`);
         break;
       case "subagent":
-        if (stream) line(io.stdout, { type: "subagent", id: e.id, phase: e.phase, ...(e.description ? { description: e.description } : {}) });
+        if (stream) line(io.stdout, { type: "subagent", session_id: sessionId, id: e.id, phase: e.phase, ...(e.description ? { description: e.description } : {}) });
         break;
       default:
         break;
@@ -78,68 +97,93 @@ export async function runHeadless(cfg: RunConfig, args: CliArgs, prompt: string,
     {
       onEvent,
       onWarning: (m) => io.stderr.write(`lethe: ${m}\n`),
-      ...(cfg.yes
-        ? {}
-        : {
-            askPermission: async ({ tool, summary }) => {
-              if (!deniedNoted) {
-                deniedNoted = true;
-                io.stderr.write(`lethe: denied ${tool} (${summary.replace(/\s+/g, " ").slice(0, 120)}): headless mode asks no questions; pass --yes to allow commands and file writes\n`);
-                notes.push(HEADLESS_DENIAL_NOTE);
-              }
-              return false;
-            },
-            takeNotes: () => notes.splice(0),
-          }),
+      // The policy answered "ask", and headless has no one to ask.
+      askPermission: async ({ tool, summary, input }) => {
+        const refusal = headlessRefusal(cfg.policy.mode, tool, input);
+        if (!deniedNoted) {
+          deniedNoted = true;
+          io.stderr.write(`lethe: refused ${tool} (${oneLine(summary, 120)}): ${refusal.replace(/^Not run: /, "")}\n`);
+          notes.push(HEADLESS_DENIAL_NOTE);
+        }
+        return refusal;
+      },
+      takeNotes: () => notes.splice(0),
     },
     client ?? (await createClient(cfg)),
   );
+
+  /** Claude Code's result object (SDKResultMessage), plus lethe's own fields. */
+  const result = (r: RunOutcome | undefined, error?: string) => {
+    const cost = session.cost();
+    const usage: Record<string, unknown> = { ...(r?.runUsage ?? session.usage) };
+    if (cost === undefined) usage.cost_note = `no price known for ${[...session.usageByModel.keys()].join(", ") || cfg.model}; total_cost_usd counts 0 for it (add it under "pricing" in settings)`;
+    const modelUsage: Record<string, unknown> = {};
+    for (const [model, u] of session.usageByModel) {
+      const p = priceOf(model, cfg.pricing);
+      modelUsage[model] = { inputTokens: u.input_tokens, outputTokens: u.output_tokens, cacheReadInputTokens: u.cache_read_input_tokens, cacheCreationInputTokens: u.cache_creation_input_tokens, costUSD: p ? costOf(u, p.pricing) : 0 };
+    }
+    const subtype = error !== undefined ? "error_during_execution" : r?.stop === "max_turns" ? "error_max_turns" : "success";
+    const known = [...session.usageByModel].reduce((a, [m, u]) => a + (priceOf(m, cfg.pricing) ? costOf(u, priceOf(m, cfg.pricing)!.pricing) : 0), 0);
+    return {
+      type: "result",
+      subtype,
+      is_error: subtype !== "success",
+      duration_ms: Date.now() - started,
+      duration_api_ms: session.apiMs,
+      num_turns: r?.turns ?? 0,
+      ...(subtype === "success" ? { result: r!.text } : { result: r?.text ?? "", errors: [error ?? `stopped after ${r?.turns} turns (--max-turns)`] }),
+      session_id: sessionId,
+      total_cost_usd: r?.costUsd ?? known,
+      usage,
+      modelUsage,
+      permission_denials: session.permissionDenials,
+      uuid: randomUUID(),
+      // lethe's own:
+      stop_reason: r?.stop ?? "error",
+      compactions: r?.compactions ?? session.compactions,
+      model: r?.model ?? session.model,
+    };
+  };
+
   const controller = new AbortController();
   const onSigint = () => controller.abort();
   process.on("SIGINT", onSigint);
   process.on("SIGTERM", onSigint);
   try {
     session.start({ ...(args.resume !== undefined ? { resume: args.resume } : {}), continueLatest: args.continue });
+    sessionId = session.id;
     for (const w of [...session.instructions.warnings, ...session.loadWarnings]) io.stderr.write(`lethe: ${w}\n`);
     if (stream) {
       line(io.stdout, {
         type: "system",
         subtype: "init",
+        uuid: randomUUID(),
         session_id: session.id,
         cwd: cfg.workspace,
-        provider: cfg.provider,
-        model: cfg.model,
         tools: session.tools.map((t) => t.name),
+        mcp_servers: [],
+        model: cfg.model,
+        permissionMode: cfg.policy.mode,
+        apiKeySource: apiKeySource(cfg),
+        slash_commands: [],
+        // lethe's own:
+        provider: cfg.provider,
         context_window: cfg.contextWindow,
         max_output_tokens: cfg.maxOutputTokens,
         auto_compact_threshold: session.engine.threshold,
         resumed_messages: session.history.length,
+        instruction_files: session.instructions.files.map((f) => f.path),
       });
     }
     const r = await session.run(prompt, controller.signal);
     spinner.stop();
     if (r.stop === "aborted") {
-      if (stream) line(io.stdout, { type: "error", session_id: session.id, error: "interrupted" });
+      if (format !== "text") line(io.stdout, result(r, "interrupted"));
       io.stderr.write("lethe: interrupted\n");
       return 130;
     }
-    const subtype = r.stop === "max_turns" ? "error_max_turns" : "success";
-    const result = {
-      type: "result",
-      subtype,
-      is_error: r.stop === "max_turns",
-      session_id: session.id,
-      result: r.text,
-      stop_reason: r.stop,
-      usage: r.runUsage,
-      total_cost_usd: r.costUsd ?? null,
-      compactions: r.compactions,
-      num_turns: r.turns,
-      model: r.model,
-      duration_ms: Date.now() - started,
-    };
     if (format === "text") io.stdout.write(r.text.endsWith("\n") || r.text === "" ? r.text : `${r.text}\n`);
-    else line(io.stdout, result);
+    else line(io.stdout, result(r));
     if (r.stop === "max_turns") {
       io.stderr.write(`lethe: stopped after ${r.turns} turns (--max-turns) before the model finished; continue with --resume ${session.id}\n`);
       return 1;
@@ -147,11 +191,13 @@ export async function runHeadless(cfg: RunConfig, args: CliArgs, prompt: string,
     return 0;
   } catch (e) {
     spinner.stop();
-    if (controller.signal.aborted) {
+    const aborted = controller.signal.aborted;
+    // A script reading stdout still gets one result object, marked as an error.
+    if (format !== "text") line(io.stdout, result(undefined, aborted ? "interrupted" : errorLine(e).replace(/^lethe: /, "")));
+    if (aborted) {
       io.stderr.write("lethe: interrupted\n");
       return 130;
     }
-    if (stream) line(io.stdout, { type: "error", session_id: session.paths?.id ?? null, error: errorLine(e).replace(/^lethe: /, "") });
     throw e;
   } finally {
     process.off("SIGINT", onSigint);

@@ -19,10 +19,48 @@ export function version(): string {
   return "0.0.0";
 }
 
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const c of process.stdin) chunks.push(c as Buffer);
-  return Buffer.concat(chunks).toString("utf8");
+/** Piped input beyond this is refused: it would not fit a context window anyway. */
+const MAX_STDIN = 4_000_000;
+
+/**
+ * Reads piped input, at most MAX_STDIN + 1 characters. With a prompt given (`-p "…"`), a pipe
+ * that stays silent for `patienceMs` (a CI runner's inherited stdin that never closes) is left
+ * alone: lethe goes on with the prompt and says so, rather than hang.
+ */
+async function readStdin(patienceMs?: number): Promise<string> {
+  const stdin = process.stdin;
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let timer: NodeJS.Timeout | undefined;
+    const done = (text: string) => {
+      if (timer) clearTimeout(timer);
+      stdin.off("data", onData);
+      stdin.off("end", onEnd);
+      stdin.off("error", onError);
+      stdin.pause();
+      resolve(text);
+    };
+    const onData = (c: Buffer) => {
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+      chunks.push(c);
+      size += c.length;
+      if (size > MAX_STDIN * 4) done(Buffer.concat(chunks).toString("utf8"));
+    };
+    const onEnd = () => done(Buffer.concat(chunks).toString("utf8"));
+    const onError = (e: Error) => reject(e);
+    if (patienceMs !== undefined) {
+      timer = setTimeout(() => {
+        process.stderr.write(`lethe: nothing arrived on stdin in ${patienceMs / 1000}s; going on with the prompt alone (redirect </dev/null to skip the wait)\n`);
+        done("");
+      }, patienceMs);
+      timer.unref();
+    }
+    stdin.on("data", onData);
+    stdin.on("end", onEnd);
+    stdin.on("error", onError);
+  });
 }
 
 type Untrusted = { path: string; keys: string[]; what: string[] };
@@ -62,7 +100,12 @@ export async function main(argv: readonly string[]): Promise<number> {
     let prompt = args.print!;
     if (prompt === "" && args.positional.length > 0) prompt = args.positional.join(" ");
     else if (args.positional.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(args.positional[0])} (quote the whole prompt after -p)`);
-    if (prompt.trim() === "" && !process.stdin.isTTY) prompt = await readStdin();
+    // Piped input goes with the prompt (`git diff | lethe -p "review this"`), as with `claude -p`.
+    if (!process.stdin.isTTY) {
+      const piped = await readStdin(prompt.trim() === "" ? undefined : 3_000);
+      if (piped.length > MAX_STDIN) throw new UsageError(`the input piped to -p is ${piped.length.toLocaleString("en-US")} characters; at most ${MAX_STDIN.toLocaleString("en-US")} (save it to a file in the workspace and ask the model to read it)`);
+      if (piped.trim() !== "") prompt = prompt.trim() === "" ? piped : `${prompt}\n\n<stdin>\n${piped.replace(/\n$/, "")}\n</stdin>`;
+    }
     if (prompt.trim() === "") throw new UsageError('-p needs a prompt: lethe -p "<prompt>" (or pipe it on stdin)');
     // Loaded only now: --help, --version and usage errors stay fast.
     const { resolveRunConfig } = await import("./config.ts");

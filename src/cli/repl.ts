@@ -8,6 +8,8 @@ import { homedir } from "node:os";
 import { join, relative } from "node:path";
 import { createInterface, type Interface } from "node:readline";
 import { initPrompt } from "../agent/instructions.ts";
+import { alwaysRule } from "./permissions.ts";
+import { type InputFront, appendHistory, attachInput, completeCommand, fromHistoryLine, historyPath, loadHistory, toHistoryLine } from "./input.ts";
 import type { AgentEvent } from "../agent/loop.ts";
 import { resultPlainText } from "../messages/blocks.ts";
 import type { ModelClient } from "../model/types.ts";
@@ -78,13 +80,16 @@ export async function runRepl(cfg: RunConfig, args: CliArgs, version: string, io
   };
 
   let rl!: Interface;
+  let front: InputFront | undefined;
+  let pending: string[] = [];
+  const PROMPT = s.bold("> ");
+  const CONTINUE = s.dim("… ");
   let busy = false;
   let controller: AbortController | undefined;
   let lastSigint = 0;
   let midLine = false; // streamed text left the cursor mid-line
   let nearWarned = false;
   const queue: string[] = [];
-  const alwaysAllow = new Set<string>();
 
   const endLine = () => {
     if (midLine) {
@@ -109,6 +114,41 @@ export async function runRepl(cfg: RunConfig, args: CliArgs, version: string, io
       } catch {
         resolve(""); // the input is closed (end of piped input): no answer means no
       }
+    });
+
+  /**
+   * A single-key answer (y / n / a) on a terminal: readline's own key handling steps aside for that
+   * key, so nothing lands in the input line. "\x03" for Ctrl-C; Esc and Enter mean no. On a pipe,
+   * a line is read instead.
+   */
+  const askKey = (question: string, signal?: AbortSignal): Promise<string> =>
+    new Promise((resolve) => {
+      spinner.stop();
+      endLine();
+      if (signal?.aborted) return resolve("\x03");
+      if (!(rl as unknown as { terminal: boolean }).terminal) {
+        void ask(question, signal).then((a) => resolve(signal?.aborted ? "\x03" : (a[0] ?? "n")));
+        return;
+      }
+      const input = io.stdin;
+      out.write(question);
+      const saved = input.listeners("keypress") as ((...a: unknown[]) => void)[];
+      input.removeAllListeners("keypress");
+      const finish = (k: string) => {
+        input.off("keypress", onKey);
+        signal?.removeEventListener("abort", onAbort);
+        for (const l of saved) input.on("keypress", l);
+        resolve(k);
+      };
+      const onKey = (str: string | undefined, key: { name?: string; ctrl?: boolean } | undefined) => {
+        if (key?.ctrl && key.name === "c") return finish("\x03");
+        const c = (str ?? "").toLowerCase();
+        if (c === "y" || c === "n" || c === "a") return finish(c);
+        if (key?.name === "escape" || key?.name === "return" || key?.name === "enter") return finish("n");
+      };
+      const onAbort = () => finish("\x03");
+      signal?.addEventListener("abort", onAbort, { once: true });
+      input.on("keypress", onKey);
     });
 
   const onEvent = (e: AgentEvent) => {
@@ -191,17 +231,20 @@ export async function runRepl(cfg: RunConfig, args: CliArgs, version: string, io
     {
       onEvent,
       onWarning: (m) => print(s.yellow(`warning: ${m}`)),
-      ...(cfg.yes
-        ? {}
-        : {
-            askPermission: async ({ tool, summary, detail }) => {
-              if (alwaysAllow.has(tool)) return true;
-              if (detail) print(s.dim(detail.split("\n").slice(0, 40).join("\n")));
-              const a = await ask(`${s.bold(`Allow ${tool}?`)} ${oneLine(summary, 200)} ${s.dim("[y]es / [n]o / [a]lways this session")} `, controller?.signal);
-              if (a === "a" || a === "always") alwaysAllow.add(tool);
-              return a === "y" || a === "yes" || a === "a" || a === "always";
-            },
-          }),
+      // Only what the permission policy answers "ask" reaches this question.
+      askPermission: async ({ tool, summary, detail, input }) => {
+        if (detail) print(s.dim(detail.split("\n").slice(0, 40).join("\n")));
+        const always = alwaysRule(tool, input).text;
+        const k = await askKey(`${s.bold(`Allow ${tool}?`)} ${oneLine(summary, 200)}  ${s.dim(`[y] yes  [n] no  [a] always: ${always}`)} `, controller?.signal);
+        if (k === "\x03") {
+          out.write(s.yellow("interrupted\n"));
+          controller?.abort();
+          return "Not run: the user interrupted (Ctrl-C) at the permission prompt; the command was not run.";
+        }
+        out.write(`${k === "y" ? "yes" : k === "a" ? "always" : "no"}\n`);
+        if (k === "a") print(s.dim(`allowed for this session: ${session.allowAlways(tool, input)}`));
+        return k === "y" || k === "a";
+      },
       onCompactSuggested: async ({ tokens, threshold, full }) => {
         const a = await ask(
           `${s.yellow(full ? `The context (${fmt(tokens)} tokens) no longer fits.` : `The context (${fmt(tokens)} tokens) is over the auto-compact threshold (${fmt(threshold)}).`)} Compact now? [Y/n] `,
@@ -217,7 +260,7 @@ export async function runRepl(cfg: RunConfig, args: CliArgs, version: string, io
 
   const banner = () => {
     const b = session.breakdown();
-    print(`${s.bold(`lethe ${version}`)} · ${cfg.model} (${cfg.provider}${cfg.baseUrl ? ` at ${cfg.baseUrl}` : ""}) · window ${fmt(cfg.contextWindow)} · auto-compact ${cfg.autoCompact}${cfg.autoCompact !== "off" ? ` at ${fmt(b.threshold)}` : ""}`);
+    print(`${s.bold(`lethe ${version}`)} · ${cfg.model} (${cfg.provider}${cfg.baseUrl ? ` at ${cfg.baseUrl}` : ""}) · window ${fmt(cfg.contextWindow)} · auto-compact ${cfg.autoCompact}${cfg.autoCompact !== "off" ? ` at ${fmt(b.threshold)}` : ""}${cfg.policy.mode !== "default" ? ` · permissions ${cfg.policy.mode}` : ""}`);
     print(s.dim(`session ${session.id}${session.history.length ? ` (resumed: ${session.history.length} messages)` : ""} · ${cfg.workspace} · /help for commands`));
     const files = session.instructions.files;
     if (files.length) print(s.dim(`project instructions: ${files.map((f) => displayPath(f.path, cfg.workspace)).join(", ")} (${fmt(session.instructionTokens)} tokens; /memory shows them)`));
@@ -321,15 +364,29 @@ export async function runRepl(cfg: RunConfig, args: CliArgs, version: string, io
       if (closed) return;
       closed = true;
       spinner.stop();
+      front?.detach();
       session.close();
       rl.close();
       resolveExit(code);
     };
 
-    rl = createInterface({ input: io.stdin, output: out, terminal: !!io.stdin.isTTY && !!out.isTTY, prompt: s.bold("> "), historySize: 1000 });
+    const terminal = !!io.stdin.isTTY && !!out.isTTY;
+    const histFile = historyPath(cfg.home ?? homedir(), cfg.workspace);
+    rl = createInterface({
+      input: io.stdin,
+      output: out,
+      terminal,
+      prompt: PROMPT,
+      historySize: 1000,
+      removeHistoryDuplicates: true,
+      history: loadHistory(histFile).map(toHistoryLine),
+      completer: (line: string) => completeCommand(line),
+    });
+    front = terminal ? attachInput(rl, io.stdin, out) : undefined;
 
     const handle = async (raw: string) => {
       const line = raw.trim();
+      // A slash command is one line; a message may span several.
       if (line === "") return true;
       if (line.startsWith("/")) return command(line);
       await runTurn(line);
@@ -347,8 +404,29 @@ export async function runRepl(cfg: RunConfig, args: CliArgs, version: string, io
       if (!closed) rl.prompt();
     };
 
-    rl.on("line", (line) => {
-      queue.push(line);
+    rl.on("line", (raw) => {
+      // A line ending in "\" goes on (multi-line input; Alt/Shift+Enter end a line so too).
+      if (raw.endsWith("\\")) {
+        pending.push(raw.slice(0, -1));
+        rl.setPrompt(CONTINUE);
+        rl.prompt();
+        return;
+      }
+      const parts = [...pending, raw];
+      pending = [];
+      rl.setPrompt(PROMPT);
+      const text = fromHistoryLine(front ? front.expand(parts.join("\n")) : parts.join("\n"));
+      if (text.trim()) {
+        // One history entry per message (readline added one per physical line).
+        const h = (rl as unknown as { history: string[] }).history;
+        if (Array.isArray(h)) {
+          const drop = new Set(parts);
+          for (let i = h.length - 1; i >= 0; i--) if (drop.has(h[i]!) || drop.has(`${h[i]}\\`)) h.splice(i, 1);
+          h.unshift(toHistoryLine(text));
+        }
+        appendHistory(histFile, text);
+      }
+      queue.push(text);
       if (!busy) void drain();
     });
 

@@ -11,7 +11,8 @@ import { type SessionPaths, createSessionDir, latestSession, resolveSession } fr
 import { type TranscriptWriter, loadTranscript, openTranscript, resumeContext } from "../session/transcript.ts";
 import type { Usage } from "../tokens/meter.ts";
 import { createToolset, toolDefinitions } from "../tools/index.ts";
-import type { Tool, ToolContext } from "../tools/types.ts";
+import type { PermissionRequest, Tool, ToolContext } from "../tools/types.ts";
+import { alwaysRule, decide, hiddenTools } from "./permissions.ts";
 import { type AgentEvent, type AgentOptions, type AgentResult, type CompactionRecord, fixedTokensOf, reportCompactions, historyAtFailure, runAgent } from "../agent/loop.ts";
 import { subagentSystemPrompt, systemPrompt } from "../agent/prompt.ts";
 import { type LoadedInstructions, loadInstructions, renderInstructions } from "../agent/instructions.ts";
@@ -19,7 +20,7 @@ import { homedir } from "node:os";
 import { rmSync } from "node:fs";
 import { USER_MESSAGE_PREFIX, LATEST_REQUEST_PREFIX } from "../compaction/retain.ts";
 import type { RunConfig } from "./config.ts";
-import { ConfigError } from "./errors.ts";
+import { ConfigError, oneLine } from "./errors.ts";
 import { costOf, priceOf } from "./pricing.ts";
 
 export interface SessionUI {
@@ -97,6 +98,10 @@ export class AgentSession {
    * failed before its first reply leaves no empty session folder behind. */
   private fresh = false;
   private answered = false;
+  /** Milliseconds spent in model calls (this session object's lifetime). */
+  apiMs = 0;
+  /** Calls not run by the permission policy or the user, this run (Claude Code's permission_denials). */
+  permissionDenials: { tool_name: string; tool_use_id: string; tool_input: Record<string, unknown> }[] = [];
   /** The last /compact was skipped: it would not have made the context smaller. */
   lastCompactSkipped = false;
   /** Warnings from loading the transcript on resume. */
@@ -111,16 +116,30 @@ export class AgentSession {
     readonly ui: SessionUI,
     client: ModelClient,
   ) {
-    this.client = client;
+    // Time spent waiting on the model (Claude Code's duration_api_ms), summaries included.
+    const timed: ModelClient = {
+      provider: client.provider,
+      stream: async (req, onEvent) => {
+        const t0 = Date.now();
+        try {
+          return await client.stream(req, onEvent);
+        } finally {
+          this.apiMs += Date.now() - t0;
+        }
+      },
+    };
+    this.client = timed;
     this.countingClient = {
       provider: client.provider,
       stream: async (req, onEvent) => {
-        const r = await client.stream(req, onEvent);
+        const r = await timed.stream(req, onEvent);
         this.countUsage(r.model || req.model, r.usage, this.runUsage);
         return r;
       },
     };
-    this.toolset = createToolset();
+    // A bare deny rule ("Read", "WebFetch") takes the tool out of the model's list altogether.
+    const hidden = hiddenTools(cfg.policy);
+    this.toolset = createToolset().filter((t) => !hidden.has(t.name));
     this.tools = toolDefinitions(this.toolset) as ToolDefinition[];
     this.instructions = { files: [], warnings: [] };
     this.system = "";
@@ -128,12 +147,48 @@ export class AgentSession {
     this.model = cfg.model;
   }
 
+  /**
+   * The permission policy first (rules, then the mode); only "ask" reaches the UI. What is not
+   * run is recorded (Claude Code's permission_denials) and the model is told why.
+   */
+  private async checkPermission(req: PermissionRequest): Promise<boolean | string> {
+    const d = decide(this.cfg.policy, req.tool, req.input);
+    let answer: boolean | string;
+    if (d.kind === "allow") answer = true;
+    else if (d.kind === "deny") answer = `Not run: ${d.reason}.`;
+    else answer = this.ui.askPermission ? await this.ui.askPermission(req) : `Not run: the permission mode ${this.cfg.policy.mode} asks before ${req.tool}, and no one can answer.`;
+    if (answer !== true) this.permissionDenials.push({ tool_name: req.tool, tool_use_id: req.toolUseId ?? "", tool_input: (req.input ?? {}) as Record<string, unknown> });
+    return answer;
+  }
+
+  /** "Always" at a permission prompt: allow calls like this one for the rest of the session. */
+  allowAlways(tool: string, input: unknown): string {
+    const rule = alwaysRule(tool, input);
+    this.cfg.policy.allow.push(rule);
+    return rule.text;
+  }
+
   /** Reads the instruction files again and rebuilds the system prompt (start, /init). */
   reloadInstructions(): LoadedInstructions {
     this.instructions = loadInstructions(this.cfg.workspace, this.cfg.home ?? homedir());
     this.instructionsText = renderInstructions(this.instructions.files, this.cfg.workspace);
-    this.system = systemPrompt({ workspace: this.cfg.workspace, ...(this.instructionsText ? { instructions: this.instructionsText } : {}) });
+    this.system = systemPrompt({ workspace: this.cfg.workspace, ...this.promptExtras() });
     return this.instructions;
+  }
+
+  private promptExtras(): { instructions?: string; base?: string; append?: string } {
+    const cfg = this.cfg;
+    const append = [
+      ...(cfg.policy.mode === "plan"
+        ? ["<permission-mode>plan: you may read and search, but not run commands or change files (those calls are refused). Investigate, then present a concrete plan; the user switches modes to carry it out.</permission-mode>"]
+        : []),
+      ...(cfg.appendSystemPrompt ? [cfg.appendSystemPrompt] : []),
+    ].join("\n\n");
+    return {
+      ...(this.instructionsText ? { instructions: this.instructionsText } : {}),
+      ...(cfg.systemPrompt !== undefined ? { base: cfg.systemPrompt } : {}),
+      ...(append ? { append } : {}),
+    };
   }
 
   /** Tokens the project instructions add to every request. */
@@ -172,7 +227,7 @@ export class AgentSession {
       header: { id: paths.id, cwd: this.cfg.workspace, model: this.cfg.model, provider: this.cfg.provider },
     });
     this.engine = this.makeEngine(paths.dir, this.transcript, paths.id);
-    this.ctx = { workspace: this.cfg.workspace, sessionDir: paths.dir, readState: new Map(), todos: [], ...(this.ui.askPermission ? { askPermission: this.ui.askPermission } : {}) };
+    this.ctx = { workspace: this.cfg.workspace, sessionDir: paths.dir, readState: new Map(), todos: [], askPermission: (req) => this.checkPermission(req) };
     this.usage = zero();
     this.usageByModel = new Map();
     this.compactions = [];
@@ -232,6 +287,7 @@ export class AgentSession {
   /** One user turn: the prompt, then model calls and tools until the model answers. */
   async run(prompt: string | undefined, signal?: AbortSignal): Promise<RunOutcome> {
     const runUsage = (this.runUsage = zero());
+    this.permissionDenials = [];
     const costBefore = this.cost();
     const onEvent = (e: AgentEvent) => {
       let inner: AgentEvent = e;
@@ -255,7 +311,7 @@ export class AgentSession {
         subagents: {
           sessionDir: this.paths.dir,
           toolset: this.toolset,
-          system: subagentSystemPrompt({ workspace: cfg.workspace, ...(this.instructionsText ? { instructions: this.instructionsText } : {}) }),
+          system: subagentSystemPrompt({ workspace: cfg.workspace, ...this.promptExtras(), base: undefined }),
           createEngine: ({ sessionDir, transcript }) => this.makeEngine(sessionDir, transcript, this.paths.id),
         },
         transcript: this.transcript,
@@ -269,6 +325,7 @@ export class AgentSession {
         ...(this.ui.takeNotes ? { takeNotes: this.ui.takeNotes } : {}),
       });
       this.history = r.history;
+      if (r.stop === "aborted") this.closeUnanswered("[lethe] The user interrupted this request before it was finished. Treat the next message as a new request; do not continue this one unless asked.");
       this.model = r.model;
       this.turns += r.turns;
       this.compactions.push(...r.compactions);
@@ -277,8 +334,22 @@ export class AgentSession {
     } catch (e) {
       const h = historyAtFailure(e);
       if (h) this.history = h;
+      this.closeUnanswered(`[lethe] This request failed before it was finished (${oneLine(e instanceof Error ? e.message : String(e), 300)}). Treat the next message as a new request.`);
       throw e;
     }
+  }
+
+  /**
+   * A cancelled or failed turn must not leave the user's words dangling: the next prompt would
+   * be merged into the same user turn ("a slow question\n\nand after the interrupt?"). An
+   * assistant note closes the turn (written to the transcript first, so a resume sees it too).
+   */
+  private closeUnanswered(note: string): void {
+    const last = this.history.at(-1);
+    if (!last || last.role !== "user") return;
+    const message: Message = { role: "assistant", content: [{ type: "text", text: note }] };
+    this.transcript.appendMessage(message);
+    this.history = [...this.history, message];
   }
 
   get fixedTokens(): number {

@@ -23,6 +23,7 @@ import { type HooksConfig, parseHooksConfig } from "../hooks/compact-hooks.ts";
 import { ConfigError, oneLine } from "./errors.ts";
 import { compactionConfigSchema, describeIssue } from "../compaction/config-schema.ts";
 import { type TrustKey, keysNeedingTrust } from "./trust.ts";
+import { PERMISSION_MODES, type PermissionMode } from "./permissions.ts";
 
 export interface Pricing {
   /** $ per million tokens. */
@@ -53,8 +54,7 @@ export interface Settings {
   trustedFolders?: string[];
 }
 
-export type PermissionMode = "default" | "acceptEdits" | "plan" | "bypassPermissions";
-export const PERMISSION_MODES = ["default", "acceptEdits", "plan", "bypassPermissions"] as const;
+export { PERMISSION_MODES, type PermissionMode };
 
 const positiveInt = z.number().int().positive();
 const price = z.object({ input: z.number().nonnegative(), output: z.number().nonnegative(), cacheWrite: z.number().nonnegative().optional(), cacheRead: z.number().nonnegative().optional() }).strict();

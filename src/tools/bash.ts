@@ -6,7 +6,7 @@ import { readFileSync, readdirSync } from "node:fs";
 import { StringDecoder } from "node:string_decoder";
 import { z } from "zod";
 import type { Tool, ToolOutcome } from "./types.ts";
-import { fail, fmt, formatBytes, permitted, workspaceRoot } from "./util.ts";
+import { fail, fmt, formatBytes, refusal, workspaceRoot } from "./util.ts";
 
 export interface BashLimits {
   /** Default 120 s. */
@@ -169,7 +169,8 @@ export function createBashTool(overrides: Partial<BashLimits> = {}): Tool<BashIn
       const asked = input.timeout_ms ?? L.defaultTimeoutMs;
       const timeoutMs = Math.min(asked, L.maxTimeoutMs);
       const summary = input.description ? `${input.description}: ${input.command}` : input.command;
-      if (!(await permitted(ctx, "bash", summary))) return fail("The user denied permission to run this command.");
+      const refused = await refusal(ctx, "bash", summary, "The user denied permission to run this command.");
+      if (refused) return fail(refused);
       if (ctx.signal?.aborted) return fail("bash: cancelled before the command ran.");
       const cwd = workspaceRoot(ctx);
 

@@ -6,7 +6,7 @@ import { replacementDiff } from "./diff.ts";
 import { sniffFile } from "./filetype.ts";
 import { statFile } from "./read-file.ts";
 import type { Tool, ToolOutcome } from "./types.ts";
-import { atomicWrite, fail, fmt, formatBytes, permitted } from "./util.ts";
+import { atomicWrite, fail, fmt, formatBytes, refusal } from "./util.ts";
 
 /** Files larger than this are not edited in memory. */
 export const EDIT_MAX_BYTES = 10 * 1024 * 1024;
@@ -86,7 +86,8 @@ export const editFileTool: Tool<EditFileInput> = {
 
     const diff = replacementDiff(before, at, oldStr, newStr);
     const count = `${at.length} replacement${at.length === 1 ? "" : "s"}`;
-    if (!(await permitted(ctx, "edit_file", `Edit ${rel} (${count})`, diff.text))) return fail(`The user denied permission to edit ${rel}.`);
+    const refused = await refusal(ctx, "edit_file", `Edit ${rel} (${count})`, `The user denied permission to edit ${rel}.`, diff.text);
+    if (refused) return fail(refused);
     atomicWrite(abs, after);
     // The earlier read no longer shows the file; the next read_file returns it fresh.
     ctx.readState.delete(abs);

@@ -114,7 +114,7 @@ export function formatIssues(tool: AnyTool, error: z.ZodError): string {
 }
 
 /** Runs one tool call for the model. Never throws: mistakes and failures become error results. */
-export async function runToolCall(tools: readonly AnyTool[], use: { name: string; input: unknown }, ctx: ToolContext): Promise<ToolOutcome> {
+export async function runToolCall(tools: readonly AnyTool[], use: { name: string; input: unknown; id?: string }, ctx: ToolContext): Promise<ToolOutcome> {
   const tool = tools.find((t) => t.name === use.name);
   if (!tool) {
     return { content: `Unknown tool ${JSON.stringify(use.name)}. Available tools: ${tools.map((t) => t.name).join(", ")}.`, isError: true };
@@ -122,8 +122,11 @@ export async function runToolCall(tools: readonly AnyTool[], use: { name: string
   const parsed = tool.schema.safeParse(use.input ?? {});
   if (!parsed.success) return { content: formatIssues(tool, parsed.error), isError: true };
   if (ctx.signal?.aborted) return { content: `${tool.name}: cancelled before it ran.`, isError: true };
+  // The host's permission check sees which call asks (its input and id), for rules and reports.
+  const ask = ctx.askPermission;
+  const callCtx: ToolContext = ask ? { ...ctx, askPermission: (req) => ask({ ...req, input: parsed.data, ...(use.id ? { toolUseId: use.id } : {}) }) } : ctx;
   try {
-    return await tool.run(parsed.data, ctx);
+    return await tool.run(parsed.data, callCtx);
   } catch (err) {
     if (err instanceof ToolError) return { content: oneLine(`${tool.name}: ${err.message}`), isError: true };
     const e = err as NodeJS.ErrnoException;

@@ -15,6 +15,16 @@ export interface TodoItem {
   status: "pending" | "in_progress" | "completed";
 }
 
+export interface PermissionRequest {
+  tool: string;
+  summary: string;
+  /** Optional longer text to show with the question: the diff of an edit, the start of written content. */
+  detail?: string;
+  /** The call's validated input and id (set by runToolCall), for rules and for reporting denials. */
+  input?: unknown;
+  toolUseId?: string;
+}
+
 export interface ToolContext {
   /** Absolute, symlinks resolved: file tools never leave it. */
   workspace: string;
@@ -24,13 +34,12 @@ export interface ToolContext {
   /** What read_file last returned per absolute path (mtime + size), for the "unchanged" stub. */
   readState: Map<string, { mtimeMs: number; size: number; offset?: number; limit?: number }>;
   todos: TodoItem[];
-  /** Asks the user before a write or a shell command; absent or --yes means allowed. */
-  askPermission?: (request: {
-    tool: string;
-    summary: string;
-    /** Optional longer text to show with the question: the diff of an edit, the start of written content. */
-    detail?: string;
-  }) => Promise<boolean>;
+  /**
+   * Asks the host before a write or a shell command; absent means allowed. Resolves true (run it),
+   * false (the user said no), or a string: not run, and this is what the model is told (a policy
+   * refusal, an interrupted prompt).
+   */
+  askPermission?: (request: PermissionRequest) => Promise<boolean | string>;
   /** Runs a subagent with its own context and compaction; resolves with its final text. */
   runSubagent?: (prompt: string, opts: { description?: string; signal?: AbortSignal }) => Promise<string>;
   /** Streams partial output of a long-running tool (bash), for the UI. */

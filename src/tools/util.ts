@@ -156,10 +156,15 @@ export function atomicWrite(abs: string, data: string): void {
   }
 }
 
-/** Asks the host before a side effect; true when allowed (no askPermission means allowed). */
-export async function permitted(ctx: ToolContext, tool: string, summary: string, detail?: string): Promise<boolean> {
-  if (!ctx.askPermission) return true;
-  return ctx.askPermission({ tool, summary, ...(detail !== undefined ? { detail } : {}) });
+/**
+ * Asks the host before a side effect. undefined when allowed (no askPermission means allowed);
+ * otherwise what the model is told: the host's reason, or `deniedText` when the user said no.
+ */
+export async function refusal(ctx: ToolContext, tool: string, summary: string, deniedText: string, detail?: string): Promise<string | undefined> {
+  if (!ctx.askPermission) return undefined;
+  const answer = await ctx.askPermission({ tool, summary, ...(detail !== undefined ? { detail } : {}) });
+  if (answer === true) return undefined;
+  return typeof answer === "string" ? answer : deniedText;
 }
 
 /** Counts lines the way editors do: "a\nb" and "a\nb\n" are both 2 lines; "" is 0. */

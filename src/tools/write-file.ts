@@ -3,7 +3,7 @@
 import { statSync } from "node:fs";
 import { z } from "zod";
 import type { Tool, ToolOutcome } from "./types.ts";
-import { ToolError, atomicWrite, countLines, fail, fmt, permitted, resolveInWorkspace } from "./util.ts";
+import { ToolError, atomicWrite, countLines, fail, fmt, refusal, resolveInWorkspace } from "./util.ts";
 
 const PREVIEW_CHARS = 2_000;
 
@@ -36,7 +36,8 @@ export const writeFileTool: Tool<WriteFileInput> = {
     const lines = countLines(input.content);
     const summary = `${before ? "Overwrite" : "Create"} ${rel} (${fmt(lines)} lines, ${fmt(bytes)} bytes)`;
     const preview = input.content.length > PREVIEW_CHARS ? `${input.content.slice(0, PREVIEW_CHARS)}\n… [${fmt(input.content.length - PREVIEW_CHARS)} more chars]` : input.content;
-    if (!(await permitted(ctx, "write_file", summary, preview))) return fail(`The user denied permission to write ${rel}.`);
+    const refused = await refusal(ctx, "write_file", summary, `The user denied permission to write ${rel}.`, preview);
+    if (refused) return fail(refused);
     atomicWrite(abs, input.content);
     const st = statSync(abs);
     // What the model just wrote is what a full read would show.

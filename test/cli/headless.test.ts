@@ -178,7 +178,7 @@ test("prompt from stdin with -p and no prompt", async () => {
   }
 });
 
-test("headless without --yes: bash and writes are denied; the model is told, stderr says so once, exit 0", async () => {
+test("headless without --yes: bash and writes are refused by the policy; the model is told which policy and how to allow it, stderr says so once, exit 0", async () => {
   let n = 0;
   const fake = await startFake("anthropic", {
     script: (): Step => {
@@ -192,14 +192,17 @@ test("headless without --yes: bash and writes are denied; the model is told, std
     const r = await runCli([...providerArgs("anthropic", fake), "--cwd", ws.dir, "-p", "make files"], { env: cliEnv(ws, keyEnv("anthropic")) });
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, "I was not allowed to run that.\n");
-    assertOneLine(r.stderr, /denied bash .*pass --yes/);
+    assertOneLine(r.stderr, /refused bash \(touch made-by-bash\): denied by the permission policy \(mode default; headless, so no one can be asked\)\. Allow it with --allowedTools 'Bash\(touch made-by-bash:\*\)'/);
     assert.ok(!existsSync(join(ws.dir, "made-by-bash")));
     assert.ok(!existsSync(join(ws.dir, "made-by-write.txt")));
     const results = fake.requests[1].messages.at(-1).content.filter((b: any) => b.type === "tool_result");
     assert.equal(results.length, 2);
-    for (const b of results) assert.equal(b.is_error, true);
+    for (const b of results) {
+      assert.equal(b.is_error, true);
+      assert.match(JSON.stringify(b.content), /denied by the permission policy \(mode default; headless/);
+    }
     // …and the model is told why, once, after the results.
-    assert.match(lastMessageText(fake.requests[1]), /runs headless without --yes/);
+    assert.match(lastMessageText(fake.requests[1]), /runs headless: no one can answer permission questions/);
   } finally {
     await fake.close();
     ws.cleanup();

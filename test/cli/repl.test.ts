@@ -63,15 +63,15 @@ test("REPL in tmux: permission prompt, /context bar chart, /compact with instruc
   // A permission prompt for bash.
   let m = t.mark();
   t.type("please run the command");
-  await t.waitFor(/Allow bash\? echo printed-by-bash/, m, "the permission question");
-  t.type("y");
+  await t.waitFor(/Allow bash\? echo printed-by-bash .*\[y\] yes  \[n\] no  \[a\] always: Bash\(echo printed-by-bash:\*\)/, m, "the permission question, with its single keys");
+  t.keys("y"); // one key, no Enter
   await t.waitFor(/⎿ printed-by-bash[\s\S]*Answer 2: ok\.[\s\S]*> $/m, m, "the tool result and the answer");
 
   // A bigger turn, so that a summary is worth it (/compact skips a compaction that would not shrink the context).
   m = t.mark();
   t.type("print rows 0");
   await t.waitFor(/Allow bash\?/, m, "the permission question");
-  t.type("y");
+  t.keys("y");
   await t.waitFor(/Answer 3: ok\.[\s\S]*> $/m, m, "the rows and an answer");
 
   // /context: a bar chart of where the tokens go, and the distance to auto-compact.
@@ -104,7 +104,10 @@ test("REPL in tmux: permission prompt, /context bar chart, /compact with instruc
   t.type("and after the interrupt?");
   await t.waitFor(/Answer 4: ok\.[\s\S]*> $/m, m, "an answer after the interrupt");
   const next = JSON.stringify(fake.requests.at(-1).messages);
-  assert.match(next, /a slow question[\s\S]*and after the interrupt\?/, "the cancelled prompt stays in the session");
+  // The cancelled prompt stays on record, closed by a note: the next prompt is a request of its own, not merged into it.
+  assert.match(next, /a slow question[\s\S]*"role":"assistant"[\s\S]*interrupted this request[\s\S]*and after the interrupt\?/, "the cancelled prompt is closed, then the new one follows");
+  const lastUser = fake.requests.at(-1).messages.at(-1);
+  assert.doesNotMatch(JSON.stringify(lastUser), /a slow question/, "not merged into the new prompt");
   assert.match(next, /this session continues/, "the context still starts from the manual compaction");
 
   // /cost, /clear, /resume.

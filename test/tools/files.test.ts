@@ -165,7 +165,8 @@ test("write_file asks permission with the content; a refusal writes nothing", as
     });
     assert.equal(r.isError, true);
     assert.match(text(r), /denied permission to write x\.txt/);
-    assert.deepEqual(asked, [{ tool: "write_file", summary: "Create x.txt (1 lines, 6 bytes)", detail: "hello\n" }]);
+    assert.deepEqual(asked.map(({ tool, summary, detail }) => ({ tool, summary, detail })), [{ tool: "write_file", summary: "Create x.txt (1 lines, 6 bytes)", detail: "hello\n" }]);
+    assert.equal((asked[0] as { input?: { path?: string } }).input?.path, "x.txt");
     assert.ok(!existsSync(join(f.ws, "x.txt")));
   } finally {
     f.cleanup();
