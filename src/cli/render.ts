@@ -154,3 +154,48 @@ export function createSpinner(stream: NodeJS.WriteStream, s: Style = PLAIN): Spi
     },
   };
 }
+
+/** A unified diff with removed lines red and added lines green (plain +/- without colour). */
+export function coloredDiff(text: string, s: Style = PLAIN, maxLines = 40): string {
+  const lines = text.split("\n");
+  const shown = lines.slice(0, maxLines).map((l) => (l.startsWith("@@") ? s.cyan(l) : l.startsWith("+") ? s.green(l) : l.startsWith("-") ? s.red(l) : s.dim(l)));
+  if (lines.length > maxLines) shown.push(s.dim(`… ${fmt(lines.length - maxLines)} more lines`));
+  return shown.join("\n");
+}
+
+/** The line after each turn: context as a share of the auto-compact threshold, and the session's cost. */
+export function statusLine(b: { measured: number; threshold: number; window: number; autoCompact: string }, sessionCost: number | undefined, s: Style = PLAIN): string {
+  const pct = Math.round((b.measured / Math.max(1, b.threshold)) * 100);
+  const auto = b.autoCompact === "off" ? `auto-compact off (threshold ${fmt(b.threshold)})` : `${pct}% of auto-compact at ${fmt(b.threshold)}`;
+  const cost = sessionCost === undefined ? "session cost unknown (no price for this model)" : `session ${formatUsd(sessionCost)}`;
+  const text = `[${fmt(b.measured)} / ${fmt(b.window)} tokens in context · ${auto} · ${cost}]`;
+  return pct >= 80 && b.autoCompact !== "off" ? s.yellow(text) : s.dim(text);
+}
+
+/** The last few exchanges of a resumed session: what the user asked, what the model answered last. */
+export function recentExchanges(history: readonly { role: string; content: unknown }[], n = 3, s: Style = PLAIN): string {
+  const textOf = (m: { content: unknown }) =>
+    typeof m.content === "string"
+      ? m.content
+      : Array.isArray(m.content)
+        ? (m.content as { type: string; text?: string }[]).filter((b) => b.type === "text").map((b) => b.text ?? "").join("\n")
+        : "";
+  const ex: { user: string; reply: string }[] = [];
+  for (const m of history) {
+    const t = textOf(m).trim();
+    if (!t || t.startsWith("[lethe") || t.startsWith("<lethe-")) continue;
+    if (m.role === "user") ex.push({ user: t, reply: "" });
+    else if (ex.length) ex[ex.length - 1]!.reply = t;
+  }
+  if (ex.length === 0) return "";
+  const cut = (t: string, max: number) => {
+    const one = t.replace(/\s+/g, " ");
+    return one.length > max ? `${one.slice(0, max - 1)}…` : one;
+  };
+  const lines = [s.dim(`── last ${Math.min(n, ex.length)} of ${ex.length} exchange(s) ──`)];
+  for (const e of ex.slice(-n)) {
+    lines.push(`${s.bold(">")} ${cut(e.user, 200)}`);
+    if (e.reply) lines.push(s.dim(`  ${cut(e.reply, 300)}`));
+  }
+  return lines.join("\n");
+}

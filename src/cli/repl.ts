@@ -18,7 +18,8 @@ import type { CliArgs } from "./args.ts";
 import type { RunConfig } from "./config.ts";
 import { errorLine, oneLine } from "./errors.ts";
 import { priceOf, formatUsd } from "./pricing.ts";
-import { compactionNotice, contextChart, costReport, createSpinner, fmt, nearNotice, sessionList, styleFor } from "./render.ts";
+import { COLOR, coloredDiff, compactionNotice, contextChart, costReport, createSpinner, fmt, nearNotice, recentExchanges, sessionList, statusLine, styleFor } from "./render.ts";
+import { MarkdownStream, createRenderer } from "./markdown.ts";
 import { AgentSession, createClient } from "./session.ts";
 
 export interface ReplIO {
@@ -80,6 +81,14 @@ export async function runRepl(cfg: RunConfig, args: CliArgs, version: string, io
   };
 
   let rl!: Interface;
+  /** A turn is running: its events may print. */
+  let live = false;
+  // Markdown on a terminal (laid out without colour under NO_COLOR); raw text on a pipe.
+  const md = out.isTTY ? new MarkdownStream(createRenderer({ color: s === COLOR, width: Math.min(out.columns || 100, 120) }), (t) => {
+    spinner.stop();
+    out.write(t);
+    midLine = false;
+  }) : undefined;
   let front: InputFront | undefined;
   let pending: string[] = [];
   const PROMPT = s.bold("> ");
@@ -152,6 +161,7 @@ export async function runRepl(cfg: RunConfig, args: CliArgs, version: string, io
     });
 
   const onEvent = (e: AgentEvent) => {
+    if (!live && (e.type === "stream" || e.type === "tool" || e.type === "tool_result" || e.type === "request" || e.type === "response")) return;
     switch (e.type) {
       case "request": {
         // Warn once per approach: from NEAR_SHARE of the threshold (or past it, when auto-compact is off).
@@ -166,17 +176,25 @@ export async function runRepl(cfg: RunConfig, args: CliArgs, version: string, io
       }
       case "stream":
         if (e.event.type === "text") {
-          spinner.stop();
-          out.write(e.event.text);
-          midLine = !e.event.text.endsWith("\n");
+          if (md) {
+            // Whole blocks only: the spinner keeps turning while a block is still being written.
+            md.push(e.event.text);
+            if (md.pending) spinner.label("writing…");
+          } else {
+            spinner.stop();
+            out.write(e.event.text);
+            midLine = !e.event.text.endsWith("\n");
+          }
         } else if (e.event.type === "tool_use") {
           spinner.label(`preparing ${e.event.name}…`);
         }
         break;
       case "response":
+        md?.flush();
         endLine();
         break;
       case "tool":
+        md?.flush();
         endLine();
         print(s.cyan(`● ${describeUse(e.use.name, e.use.input)}`));
         spinner.start(`running ${e.use.name}…`);
@@ -185,7 +203,9 @@ export async function runRepl(cfg: RunConfig, args: CliArgs, version: string, io
         const text = resultPlainText(e.result.content);
         const lines = text === "" ? 0 : text.split("\n").length;
         const first = oneLine(text.split("\n")[0] ?? "", 100);
-        print(s.dim(`  ⎿ ${e.result.is_error ? s.red(first || "error") : `${first}${lines > 1 ? ` … (${fmt(lines)} lines)` : ""}`}`));
+        const isDiff = !e.result.is_error && /^Edited /.test(text) && lines > 1;
+        print(s.dim(`  ⎿ ${e.result.is_error ? s.red(first || "error") : `${first}${lines > 1 && !isDiff ? ` … (${fmt(lines)} lines)` : ""}`}`));
+        if (isDiff) print(coloredDiff(text.split("\n").slice(1).join("\n"), s).replace(/^/gm, "    "));
         break;
       }
       case "compacting":
@@ -233,7 +253,7 @@ export async function runRepl(cfg: RunConfig, args: CliArgs, version: string, io
       onWarning: (m) => print(s.yellow(`warning: ${m}`)),
       // Only what the permission policy answers "ask" reaches this question.
       askPermission: async ({ tool, summary, detail, input }) => {
-        if (detail) print(s.dim(detail.split("\n").slice(0, 40).join("\n")));
+        if (detail) print(tool === "edit_file" ? coloredDiff(detail, s) : s.dim(detail.split("\n").slice(0, 40).join("\n")));
         const always = alwaysRule(tool, input).text;
         const k = await askKey(`${s.bold(`Allow ${tool}?`)} ${oneLine(summary, 200)}  ${s.dim(`[y] yes  [n] no  [a] always: ${always}`)} `, controller?.signal);
         if (k === "\x03") {
@@ -265,25 +285,32 @@ export async function runRepl(cfg: RunConfig, args: CliArgs, version: string, io
     const files = session.instructions.files;
     if (files.length) print(s.dim(`project instructions: ${files.map((f) => displayPath(f.path, cfg.workspace)).join(", ")} (${fmt(session.instructionTokens)} tokens; /memory shows them)`));
     for (const w of [...session.instructions.warnings, ...session.loadWarnings]) print(s.yellow(`warning: ${w}`));
+    if (session.history.length) {
+      const recent = recentExchanges(session.history, 3, s);
+      if (recent) print(recent);
+    }
   };
 
   const runTurn = async (prompt: string) => {
     controller = new AbortController();
+    live = true;
     try {
       const r = await session.run(prompt, controller.signal);
+      md?.flush();
       endLine();
       spinner.stop();
       if (r.stop === "aborted") print(s.yellow("Interrupted. The turn was cancelled; the session goes on."));
       else if (r.stop === "max_turns") print(s.yellow(`Stopped after ${r.turns} turns (--max-turns).`));
       else if (r.stop === "max_tokens") print(s.yellow("The reply was cut off by the output token limit."));
-      const b = session.breakdown();
-      const cost = r.costUsd !== undefined ? ` · ${formatUsd(r.costUsd)}` : "";
-      print(s.dim(`[${fmt(b.measured)} / ${fmt(b.window)} tokens in context${cost}]`));
+      print(statusLine(session.breakdown(), session.cost(), s));
     } catch (e) {
+      md?.flush();
       endLine();
       spinner.stop();
       print(s.red(errorLine(e)));
     } finally {
+      // Anything the cancelled turn still emits from now on is dropped: it would land on the prompt line.
+      live = false;
       controller = undefined;
     }
   };
@@ -299,6 +326,7 @@ export async function runRepl(cfg: RunConfig, args: CliArgs, version: string, io
         print(HELP);
         break;
       case "clear":
+        if (out.isTTY) out.write("\x1b[2J\x1b[3J\x1b[H");
         session.clear();
         nearWarned = false;
         print(`New session ${session.id}.`);
@@ -328,6 +356,8 @@ export async function runRepl(cfg: RunConfig, args: CliArgs, version: string, io
             session.switchTo(argText);
             nearWarned = false;
             print(`Resumed session ${session.id} (${session.history.length} messages in context).`);
+            const recent = recentExchanges(session.history, 3, s);
+            if (recent) print(recent);
             for (const w of session.loadWarnings) print(s.yellow(`warning: ${w}`));
           } catch (e) {
             print(s.red(errorLine(e)));

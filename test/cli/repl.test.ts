@@ -117,7 +117,9 @@ test("REPL in tmux: permission prompt, /context bar chart, /compact with instruc
   const firstSession = /session (\S+) · /.exec(t.screen())![1]!;
   m = t.mark();
   t.type("/clear");
-  const cleared = await t.waitFor(/New session (\S+)\.[\s\S]*> $/m, m, "a new session");
+  // /clear clears the screen (and its scrollback): the new session line is all that is left.
+  const cleared = await t.waitFor(/^[\s\S]*New session (\S+)\.[\s\S]*> $/m, 0, "a new session");
+  assert.doesNotMatch(t.screen(), /Answer 1: ok\./, "the screen was cleared");
   const secondSession = /New session (\S+)\./.exec(cleared)![1]!;
   assert.notEqual(secondSession, firstSession);
   m = t.mark();
@@ -126,7 +128,9 @@ test("REPL in tmux: permission prompt, /context bar chart, /compact with instruc
   assert.ok(list.includes(firstSession));
   m = t.mark();
   t.type(`/resume ${firstSession}`);
-  await t.waitFor(/Resumed session \S+ \(\d+ messages in context\)\.[\s\S]*> $/m, m, "the resumed session");
+  const resumed = await t.waitFor(/Resumed session \S+ \(\d+ messages in context\)\.[\s\S]*> $/m, m, "the resumed session");
+  // …and shows where it was: the last exchanges.
+  assert.match(resumed, /── last \d of \d+ exchange\(s\) ──[\s\S]*> and after the interrupt\?[\s\S]*Answer 4: ok\./);
 
   // Ctrl-C twice at an empty prompt exits (with 0).
   t.keys("C-c");
