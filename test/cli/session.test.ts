@@ -1,0 +1,36 @@
+// A failed turn is closed on record: the next prompt is a request of its own, never merged into
+// the failed one (and a resume sees the same).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { parseArgs } from "../../src/cli/args.ts";
+import { resolveRunConfig } from "../../src/cli/config.ts";
+import { AgentSession } from "../../src/cli/session.ts";
+import { ModelError } from "../../src/model/types.ts";
+import { loadTranscript, resumeContext } from "../../src/session/transcript.ts";
+import { scriptedClient } from "../support/scripted-client.ts";
+import { makeWorkspace } from "./support.ts";
+
+test("a failed model call closes the turn with a note; the next prompt is a separate user message", async () => {
+  const ws = makeWorkspace();
+  try {
+    const cfg = resolveRunConfig(parseArgs(["--cwd", ws.dir, "--context-window", "50000", "--max-output-tokens", "2000"]), { ANTHROPIC_API_KEY: "k" }, { headless: true, userSettingsPath: `${ws.home}/none.json` });
+    cfg.retry = { maxAttempts: 1, baseMs: 1, maxMs: 1 };
+    const client = scriptedClient([new ModelError("invalid_request", "anthropic: 400 bad request"), "second answer"]);
+    const session = new AgentSession(cfg, {}, client);
+    session.start();
+    await assert.rejects(session.run("first question"), /400 bad request/);
+    const r = await session.run("second question");
+    assert.equal(r.text, "second answer");
+    const sent = client.requests.at(-1)!.messages;
+    // (the client keeps a reference to the history, which has the reply appended by now)
+    const last = JSON.stringify(sent.filter((m) => m.role === "user").at(-1));
+    assert.match(last, /second question/);
+    assert.doesNotMatch(last, /first question/, "not merged");
+    assert.match(JSON.stringify(sent), /first question[\s\S]*"role":"assistant"[\s\S]*failed before it was finished[\s\S]*second question/);
+    const transcriptPath = session.transcript.path;
+    session.close();
+    assert.deepEqual(resumeContext(loadTranscript(transcriptPath).entries).map((m) => m.role), ["user", "assistant", "user", "assistant"]);
+  } finally {
+    ws.cleanup();
+  }
+});
