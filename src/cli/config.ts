@@ -68,6 +68,15 @@ function workspaceOf(args: CliArgs, cwd: string): string {
   return realpathSync(dir);
 }
 
+/** The compaction settings resolved, or one line saying which one is wrong. */
+function checkedCompaction(compaction: DeepPartial<CompactionConfig>): CompactionConfig {
+  try {
+    return resolveConfig(compaction);
+  } catch (e) {
+    throw new ConfigError(`lethe: ${oneLine((e as Error).message).replace(/^lethe config: /, "compaction settings: ")}`);
+  }
+}
+
 function resolvePolicy(args: CliArgs, settings: Settings): Policy {
   const rules = (list: readonly string[], where: string) =>
     list.map((r) => {
@@ -150,23 +159,11 @@ export function resolveRunConfig(args: CliArgs, env: Env, opts: { cwd?: string; 
     const tokens = wanted <= 1 ? Math.floor(wanted * info.contextWindow) : Math.floor(wanted);
     if (tokens >= info.contextWindow) throw new UsageError(`${flag} ${tokens} must be below the context window (${info.contextWindow} tokens)`);
     if (tokens < 1) throw new UsageError(`${flag} ${wanted} is less than one token of the ${info.contextWindow}-token window`);
-    let base: CompactionConfig;
-    try {
-      base = resolveConfig(compaction as DeepPartial<CompactionConfig>);
-    } catch (e) {
-      throw new ConfigError(`lethe: ${oneLine((e as Error).message).replace(/^lethe config: /, "compaction settings: ")}`);
-    }
-    const max = maxThreshold(window, base);
+    const max = maxThreshold(window, checkedCompaction(compaction));
     if (tokens > max) warnings.push(`${flag} ${tokens} leaves no room for the reply (${info.contextWindow - max} tokens reserved): auto-compact runs at ${max}`);
     compaction.threshold = { ...compaction.threshold, tokens: Math.min(tokens, max) };
   }
-  let resolved: CompactionConfig;
-  try {
-    resolved = resolveConfig(compaction as DeepPartial<CompactionConfig>);
-  } catch (e) {
-    throw new ConfigError(`lethe: ${oneLine((e as Error).message).replace(/^lethe config: /, "compaction settings: ")}`);
-  }
-  const threshold = autoCompactThreshold(window, resolved);
+  const threshold = autoCompactThreshold(window, checkedCompaction(compaction));
 
   return {
     workspace,

@@ -9,9 +9,8 @@
 // (common/claude-code-service, SDKResultMessage).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createServer } from "node:net";
 import type { Step } from "../support/fakes/common.ts";
-import { cliEnv, keyEnv, makeWorkspace, providerArgs, runCli, startFake } from "./support.ts";
+import { closedPort, cliEnv, keyEnv, makeWorkspace, providerArgs, runCli, startFake } from "./support.ts";
 
 type Shape = Record<string, "string" | "number" | "boolean" | "object" | "array" | "string|null">;
 
@@ -83,10 +82,7 @@ test("claude -p … --output-format json: success, max turns and an unpriced mod
 });
 
 test("claude -p … --output-format json when the model call fails: stdout still holds one result object with is_error and error_during_execution", async () => {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", () => r()));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise<void>((r) => srv.close(() => r()));
+  const port = await closedPort();
   const ws = makeWorkspace({ retry: { maxAttempts: 1, baseMs: 1, maxMs: 2 } });
   try {
     for (const format of ["json", "stream-json"]) {

@@ -3,7 +3,6 @@
 // the window work; /compact never makes the context larger; housekeeping of errors and folders.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createServer } from "node:net";
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,7 +14,7 @@ import { createEngine } from "../../src/engine.ts";
 import { toModelError } from "../../src/model/errors.ts";
 import { openTranscript, loadTranscript } from "../../src/session/transcript.ts";
 import { scriptedClient } from "../support/scripted-client.ts";
-import { cliEnv, keyEnv, makeWorkspace, runCli } from "./support.ts";
+import { closedPort, cliEnv, keyEnv, makeWorkspace, runCli } from "./support.ts";
 
 const none = join(tmpdir(), "lethe-no-such-user-settings.json");
 const env = { ANTHROPIC_API_KEY: "k" };
@@ -122,10 +121,7 @@ test("housekeeping: --context-window -5 says it must be positive; joined error m
 });
 
 test("housekeeping: a run that fails before any reply leaves no empty session folder", async () => {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", () => r()));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise<void>((r) => srv.close(() => r()));
+  const port = await closedPort();
   const ws = makeWorkspace({ retry: { maxAttempts: 1, baseMs: 1, maxMs: 2 } });
   try {
     const r = await runCli(["-p", "hi", "--provider", "anthropic", "--base-url", `http://127.0.0.1:${port}`, "--cwd", ws.dir], { env: cliEnv(ws, keyEnv("anthropic")) });

@@ -3,13 +3,12 @@
 // failure is ONE line on stderr and a non-zero exit (2 for a bad command line).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createServer } from "node:net";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { spawn } from "node:child_process";
 import type { Step } from "../support/fakes/common.ts";
 import { anthropicInputTokens } from "../support/fakes/anthropic.ts";
-import { builtBin, type Provider, ROOT, cliEnv, keyEnv, lastMessageText, makeWorkspace, onlySession, providerArgs, runCli, startFake, MODELS } from "./support.ts";
+import { closedPort, builtBin, type Provider, ROOT, cliEnv, keyEnv, lastMessageText, makeWorkspace, onlySession, providerArgs, runCli, startFake, MODELS } from "./support.ts";
 
 /** stderr is exactly one line (and no stack trace). */
 function assertOneLine(stderr: string, pattern: RegExp) {
@@ -20,14 +19,6 @@ function assertOneLine(stderr: string, pattern: RegExp) {
 }
 
 /** A port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", () => r()));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
-}
-
 test("--help and --version", async () => {
   const ws = makeWorkspace();
   try {

@@ -2,6 +2,7 @@
 // real entry point, on dist/ as an installed package would) against the fake servers, in a
 // temporary workspace with its own HOME. `npm test` builds dist/ first.
 import { spawn } from "node:child_process";
+import { createServer } from "node:net";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -95,6 +96,15 @@ export function runCli(args: string[], opts: { env: NodeJS.ProcessEnv; cwd?: str
     child.on("close", (code, signal) => resolveRun({ code, signal, stdout, stderr }));
     child.stdin.end(opts.input ?? "");
   });
+}
+
+/** A port on 127.0.0.1 that nothing listens on (a server that is down). */
+export async function closedPort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", () => r()));
+  const port = (srv.address() as { port: number }).port;
+  await new Promise<void>((r) => srv.close(() => r()));
+  return port;
 }
 
 /** Provider flags for a fake server. */
