@@ -26,13 +26,21 @@ function persist(
   let previewChars = Math.min(budget.previewChars, Math.floor(plain.length / 4), Math.floor(resultLimitTokens(ctx.window, budget) * 2));
   let marker = "";
   let tokensAfter = Infinity;
-  const path = ctx.store.save(block.tool_use_id, resultText(block.content));
+  let path: string | undefined;
+  let unsaved: string | undefined;
+  try {
+    path = ctx.store.save(block.tool_use_id, resultText(block.content));
+  } catch (e) {
+    // A full or read-only disk: the marker must not claim a file that is not there. The host's
+    // transcript (written ahead) still has the whole result.
+    unsaved = `${(e as NodeJS.ErrnoException).code ?? "error"}: ${(e as Error).message.split("\n")[0]!.slice(0, 120)}`;
+  }
   while (true) {
-    marker = persistedMarker({ toolUseId: block.tool_use_id, path, chars, tokens: tokensBefore, preview: plain.slice(0, previewChars) });
+    marker = persistedMarker({ toolUseId: block.tool_use_id, ...(path !== undefined ? { path } : { unsaved: unsaved!, archived: ctx.archived }), chars, tokens: tokensBefore, preview: plain.slice(0, previewChars) });
     const next: ToolResultBlock = { ...block, content: marker };
     tokensAfter = ctx.tokens.block(next);
     if (tokensAfter < tokensBefore) {
-      return { block: next, record: { toolUseId: block.tool_use_id, toolName, path, chars, tokensBefore, tokensAfter } };
+      return { block: next, record: { toolUseId: block.tool_use_id, toolName, path: path ?? "", chars, tokensBefore, tokensAfter } };
     }
     if (previewChars === 0) return null;
     previewChars = Math.floor(previewChars / 4);

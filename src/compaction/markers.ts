@@ -10,14 +10,20 @@ const fmt = (n: number) => n.toLocaleString("en-US");
 
 export function persistedMarker(args: {
   toolUseId: string;
-  path: string;
+  /** Where the full output was saved; absent when saving failed (`unsaved` says why). */
+  path?: string;
+  unsaved?: string;
+  /** The session transcript holds the full result (recall can find it there). */
+  archived?: boolean;
   chars: number;
   tokens: number;
   preview: string;
 }): string {
-  const head =
-    `${PERSISTED_TAG}\nThis tool result was too large to keep in context (${fmt(args.chars)} chars, ~${fmt(args.tokens)} tokens). ` +
-    `The full output is saved at ${args.path}; read it in slices with read_file (offset/limit) or recall "${args.toolUseId}".`;
+  const where =
+    args.path !== undefined
+      ? `The full output is saved at ${args.path}; read it in slices with read_file (offset/limit) or recall "${args.toolUseId}".`
+      : `It could not be saved to disk (${args.unsaved ?? "unknown error"}); ${args.archived ? `the full output stays in the session transcript: recall "${args.toolUseId}"` : "only the preview below is left"}.`;
+  const head = `${PERSISTED_TAG}\nThis tool result was too large to keep in context (${fmt(args.chars)} chars, ~${fmt(args.tokens)} tokens). ${where}`;
   const preview = args.preview.length > 0 ? `\nPreview (first ${fmt(args.preview.length)} chars):\n${args.preview}\n…` : "";
   return `${head}${preview}\n</persisted-output>`;
 }

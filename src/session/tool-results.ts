@@ -3,29 +3,64 @@
 // missing or torn file. No fsync by default: once write() returns the kernel has the
 // bytes, which survives a killed process; fsync (opt-in) is only for power loss and
 // costs ~0.4 ms a file on the hot path.
-import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, writeSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import type { ToolResultStore } from "../compaction/types.ts";
 
-/** Tool-use ids come from the model's provider; keep only filename-safe characters. */
+/**
+ * Tool-use ids come from the model's provider. An id that is already a safe, short file name is
+ * used as it is (`toolu_01….txt`); any other gets a readable prefix and a hash of the whole id, so
+ * `call:1`, `call_1` and `call/1` never share a file, and no name exceeds the file system's limit.
+ */
 export function resultFileName(toolUseId: string): string {
-  const safe = toolUseId.replace(/[^A-Za-z0-9_.-]/g, "_").replace(/^\.+/, "_");
-  return `${safe || "_"}.txt`;
+  if (/^[A-Za-z0-9_-]{1,100}$/.test(toolUseId)) return `${toolUseId}.txt`;
+  const safe = toolUseId.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 60);
+  return `${safe}-${createHash("sha256").update(toolUseId).digest("hex").slice(0, 16)}.txt`;
 }
 
-export function writeFileAtomic(path: string, data: string, opts: { fsync?: boolean } = {}): void {
+export interface WriteIO {
+  openSync: typeof openSync;
+  writeSync: (fd: number, buffer: Buffer, offset: number, length: number) => number;
+  fsyncSync: typeof fsyncSync;
+  closeSync: typeof closeSync;
+  renameSync: typeof renameSync;
+  unlinkSync: typeof unlinkSync;
+}
+
+const realIO: WriteIO = { openSync, writeSync: (fd, b, o, l) => writeSync(fd, b, o, l), fsyncSync, closeSync, renameSync, unlinkSync };
+
+/**
+ * Writes every byte or fails: a short write is continued, an error (a full disk) removes the
+ * temporary file and is thrown, so a partial file is never published under `path`.
+ */
+export function writeFileAtomic(path: string, data: string, opts: { fsync?: boolean } = {}, io: WriteIO = realIO): void {
   const tmp = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-  const fd = openSync(tmp, "w");
+  const buf = Buffer.from(data, "utf8");
+  const fd = io.openSync(tmp, "w");
   try {
-    writeSync(fd, data);
-    if (opts.fsync) fsyncSync(fd);
-  } finally {
-    closeSync(fd);
+    try {
+      for (let off = 0; off < buf.length; ) {
+        const n = io.writeSync(fd, buf, off, buf.length - off);
+        if (!(n > 0)) throw Object.assign(new Error(`wrote nothing at byte ${off} of ${buf.length}`), { code: "EIO" });
+        off += n;
+      }
+      if (opts.fsync) io.fsyncSync(fd);
+    } finally {
+      io.closeSync(fd);
+    }
+    io.renameSync(tmp, path);
+  } catch (e) {
+    try {
+      io.unlinkSync(tmp);
+    } catch {
+      // never created, or already renamed
+    }
+    throw e;
   }
-  renameSync(tmp, path);
 }
 
-export function createFileStore(dir: string, opts: { fsync?: boolean } = {}): ToolResultStore {
+export function createFileStore(dir: string, opts: { fsync?: boolean; io?: WriteIO } = {}): ToolResultStore {
   let made = false;
   return {
     save(toolUseId, text) {
@@ -34,7 +69,7 @@ export function createFileStore(dir: string, opts: { fsync?: boolean } = {}): To
         made = true;
       }
       const path = join(dir, resultFileName(toolUseId));
-      writeFileAtomic(path, text, opts);
+      writeFileAtomic(path, text, opts, opts.io);
       return path;
     },
   };
