@@ -6,7 +6,7 @@ import { type CompactionConfig, type DeepPartial, autoCompactThreshold, maxThres
 import type { HooksConfig } from "../hooks/compact-hooks.ts";
 import { resolveModelInfo } from "../model/models.ts";
 import type { CliArgs } from "./args.ts";
-import { ConfigError, UsageError, oneLine } from "./errors.ts";
+import { ConfigError, UsageError, oneLine, registerSecret } from "./errors.ts";
 import { type Pricing, type Settings, USER_SETTINGS, loadSettings } from "./settings.ts";
 import { type TrustKey, describeTrustKeys, isTrusted } from "./trust.ts";
 import { type PermissionMode, type Policy, parseRule } from "./permissions.ts";
@@ -43,6 +43,8 @@ export interface RunConfig {
   systemPrompt?: string;
   appendSystemPrompt?: string;
   verbose: boolean;
+  /** Credential variables bash may see (settings "passEnv"). */
+  passEnv: string[];
   /** Workspace settings left out because the folder is not trusted (empty when nothing was). */
   untrusted: { path: string; keys: TrustKey[]; what: string[] } | undefined;
   userSettingsPath: string;
@@ -136,6 +138,8 @@ export function resolveRunConfig(args: CliArgs, env: Env, opts: { cwd?: string; 
     apiKey ??= "no-key";
   }
 
+  registerSecret(apiKey);
+  registerSecret(env.ANTHROPIC_AUTH_TOKEN?.trim());
   const info = resolveModelInfo(model, { contextWindow: args.contextWindow ?? settings.contextWindow, maxOutputTokens: args.maxOutputTokens ?? settings.maxOutputTokens });
   // Unless configured, replies are capped at 32k tokens (the table's maximum can be 128k, and
   // every token reserved for the reply is a token the context cannot use).
@@ -189,6 +193,7 @@ export function resolveRunConfig(args: CliArgs, env: Env, opts: { cwd?: string; 
     ...(args.systemPrompt !== undefined ? { systemPrompt: args.systemPrompt } : {}),
     ...(args.appendSystemPrompt !== undefined ? { appendSystemPrompt: args.appendSystemPrompt } : {}),
     verbose: args.verbose,
+    passEnv: settings.passEnv ?? [],
     untrusted: loaded.ignored.length ? { path: loaded.workspacePath, keys: loaded.ignored, what: describeTrustKeys(loaded.workspace!, loaded.ignored) } : undefined,
     userSettingsPath,
     warnings,

@@ -10,6 +10,20 @@ export class ConfigError extends Error {
   readonly exitCode = 1;
 }
 
+const secrets = new Set<string>();
+
+/** A credential lethe holds (API key, token): never printed or written by the CLI. */
+export function registerSecret(value: string | undefined): void {
+  if (value && value.length >= 8 && value !== "no-key") secrets.add(value);
+}
+
+/** Credentials out of a text: `user:key@` in URLs, and every registered secret. */
+export function redact(text: string): string {
+  let t = text.replace(/(\b[a-z][a-z0-9+.-]*:\/\/)[^\s/@]+@/gi, "$1[redacted]@");
+  for (const s of secrets) if (t.includes(s)) t = t.split(s).join("[redacted]");
+  return t;
+}
+
 /** Collapses any message to one line. */
 export function oneLine(text: string, max = 500): string {
   const s = text.replace(/\s+/g, " ").trim();
@@ -24,7 +38,7 @@ export function errorLine(e: unknown): string {
   const cause = e instanceof Error && e.cause instanceof Error ? e.cause.message : "";
   if (cause && !msg.includes(cause) && /connection|fetch failed|network/i.test(msg)) msg = `${msg} (${cause})`;
   // No doubled punctuation where messages were joined ("error.: cause", "failed.." ).
-  msg = oneLine(msg).replace(/\.+:/g, ":").replace(/\.{2,}$/, ".").replace(/:\s*:/g, ":");
+  msg = redact(oneLine(msg)).replace(/\.+:/g, ":").replace(/\.{2,}$/, ".").replace(/:\s*:/g, ":");
   return msg.startsWith("lethe:") ? msg : `lethe: ${msg}`;
 }
 

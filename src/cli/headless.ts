@@ -9,7 +9,7 @@ import type { AgentEvent } from "../agent/loop.ts";
 import type { CliArgs } from "./args.ts";
 import type { RunConfig } from "./config.ts";
 import { randomUUID } from "node:crypto";
-import { errorLine, oneLine } from "./errors.ts";
+import { errorLine, oneLine, redact } from "./errors.ts";
 import { costOf, priceOf } from "./pricing.ts";
 import { compactionNotice, createSpinner, PLAIN } from "./render.ts";
 import { AgentSession, type RunOutcome, createClient } from "./session.ts";
@@ -31,7 +31,7 @@ export function headlessRefusal(mode: string, tool: string, input: unknown): str
   return `Not run: denied by the permission policy (mode ${mode}; headless, so no one can be asked). Allow it with --allowedTools '${rule}', --permission-mode acceptEdits (file edits) or bypassPermissions (everything).`;
 }
 
-const line = (stream: NodeJS.WritableStream, obj: unknown) => stream.write(`${JSON.stringify(obj)}\n`);
+const line = (stream: NodeJS.WritableStream, obj: unknown) => stream.write(`${redact(JSON.stringify(obj))}\n`);
 
 /** Claude Code's apiKeySource, as far as lethe knows it. */
 function apiKeySource(cfg: RunConfig): string {
@@ -78,7 +78,7 @@ export async function runHeadless(cfg: RunConfig, args: CliArgs, prompt: string,
         break;
       case "retry":
         if (stream) line(io.stdout, { type: "retry", session_id: sessionId, attempt: e.attempt, delay_ms: e.delayMs, error: e.error.message });
-        if (cfg.verbose) io.stderr.write(`lethe: ${oneLine(e.error.message, 200)}; retry ${e.attempt} in ${(e.delayMs / 1000).toFixed(1)}s\n`);
+        if (cfg.verbose) io.stderr.write(`lethe: ${redact(oneLine(e.error.message, 200))}; retry ${e.attempt} in ${(e.delayMs / 1000).toFixed(1)}s\n`);
         break;
       case "fallback":
         if (stream) line(io.stdout, { type: "fallback", session_id: sessionId, from: e.from, to: e.to, error: e.error.message });
@@ -96,7 +96,7 @@ export async function runHeadless(cfg: RunConfig, args: CliArgs, prompt: string,
     cfg,
     {
       onEvent,
-      onWarning: (m) => io.stderr.write(`lethe: ${m}\n`),
+      onWarning: (m) => io.stderr.write(`lethe: ${redact(m)}\n`),
       // The policy answered "ask", and headless has no one to ask.
       askPermission: async ({ tool, summary, input }) => {
         const refusal = headlessRefusal(cfg.policy.mode, tool, input);

@@ -16,7 +16,7 @@ import type { ModelClient } from "../model/types.ts";
 import { listSessions } from "../session/paths.ts";
 import type { CliArgs } from "./args.ts";
 import type { RunConfig } from "./config.ts";
-import { errorLine, oneLine } from "./errors.ts";
+import { errorLine, oneLine, redact } from "./errors.ts";
 import { priceOf, formatUsd } from "./pricing.ts";
 import { COLOR, coloredDiff, compactionNotice, contextChart, costReport, createSpinner, fmt, nearNotice, recentExchanges, sessionList, statusLine, styleFor } from "./render.ts";
 import { MarkdownStream, createRenderer } from "./markdown.ts";
@@ -220,7 +220,7 @@ export async function runRepl(cfg: RunConfig, args: CliArgs, version: string, io
         break;
       case "retry":
         endLine();
-        print(s.dim(`(${oneLine(e.error.message, 120)}; retry ${e.attempt} in ${(e.delayMs / 1000).toFixed(1)}s)`));
+        print(s.dim(`(${redact(oneLine(e.error.message, 120))}; retry ${e.attempt} in ${(e.delayMs / 1000).toFixed(1)}s)`));
         break;
       case "fallback":
         print(s.yellow(`switched to the fallback model ${e.to} (${e.from} is overloaded)`));
@@ -250,7 +250,7 @@ export async function runRepl(cfg: RunConfig, args: CliArgs, version: string, io
     cfg,
     {
       onEvent,
-      onWarning: (m) => print(s.yellow(`warning: ${m}`)),
+      onWarning: (m) => print(s.yellow(`warning: ${redact(m)}`)),
       // Only what the permission policy answers "ask" reaches this question.
       askPermission: async ({ tool, summary, detail, input }) => {
         if (detail) print(tool === "edit_file" ? coloredDiff(detail, s) : s.dim(detail.split("\n").slice(0, 40).join("\n")));
@@ -280,7 +280,7 @@ export async function runRepl(cfg: RunConfig, args: CliArgs, version: string, io
 
   const banner = () => {
     const b = session.breakdown();
-    print(`${s.bold(`lethe ${version}`)} · ${cfg.model} (${cfg.provider}${cfg.baseUrl ? ` at ${cfg.baseUrl}` : ""}) · window ${fmt(cfg.contextWindow)} · auto-compact ${cfg.autoCompact}${cfg.autoCompact !== "off" ? ` at ${fmt(b.threshold)}` : ""}${cfg.policy.mode !== "default" ? ` · permissions ${cfg.policy.mode}` : ""}`);
+    print(`${s.bold(`lethe ${version}`)} · ${cfg.model} (${cfg.provider}${cfg.baseUrl ? ` at ${redact(cfg.baseUrl)}` : ""}) · window ${fmt(cfg.contextWindow)} · auto-compact ${cfg.autoCompact}${cfg.autoCompact !== "off" ? ` at ${fmt(b.threshold)}` : ""}${cfg.policy.mode !== "default" ? ` · permissions ${cfg.policy.mode}` : ""}`);
     print(s.dim(`session ${session.id}${session.history.length ? ` (resumed: ${session.history.length} messages)` : ""} · ${cfg.workspace} · /help for commands`));
     const files = session.instructions.files;
     if (files.length) print(s.dim(`project instructions: ${files.map((f) => displayPath(f.path, cfg.workspace)).join(", ")} (${fmt(session.instructionTokens)} tokens; /memory shows them)`));

@@ -227,7 +227,7 @@ export class AgentSession {
       header: { id: paths.id, cwd: this.cfg.workspace, model: this.cfg.model, provider: this.cfg.provider },
     });
     this.engine = this.makeEngine(paths.dir, this.transcript, paths.id);
-    this.ctx = { workspace: this.cfg.workspace, sessionDir: paths.dir, readState: new Map(), todos: [], askPermission: (req) => this.checkPermission(req) };
+    this.ctx = { workspace: this.cfg.workspace, sessionDir: paths.dir, readState: new Map(), todos: [], passEnv: this.cfg.passEnv, askPermission: (req) => this.checkPermission(req) };
     this.usage = zero();
     this.usageByModel = new Map();
     this.compactions = [];

@@ -11,7 +11,7 @@ import type { Settings } from "./settings.ts";
  * Workspace keys that need trust: hooks run shell commands; a base URL receives the API key and
  * every prompt; permission rules and the default mode would grant the repository's own commands.
  */
-export const TRUST_KEYS = ["hooks", "baseUrl", "permissions"] as const satisfies readonly (keyof Settings)[];
+export const TRUST_KEYS = ["hooks", "baseUrl", "permissions", "passEnv"] as const satisfies readonly (keyof Settings)[];
 export type TrustKey = (typeof TRUST_KEYS)[number];
 
 /** The keys of a workspace settings object that need trust (in TRUST_KEYS order). */
@@ -41,6 +41,7 @@ export function describeTrustKeys(ws: Settings, keys: readonly TrustKey[]): stri
       const cmds = [...(ws.hooks?.PreCompact ?? []), ...(ws.hooks?.PostCompact ?? [])].map((h) => h.command);
       out.push(`run shell commands at each compaction: ${cmds.map((c) => JSON.stringify(oneLine(c, 80))).join(", ")}`);
     } else if (k === "baseUrl") out.push(`send your API key and every prompt to ${ws.baseUrl}`);
+    else if (k === "passEnv") out.push(`let the commands the model runs see ${ws.passEnv!.join(", ")}`);
     else if (k === "permissions") {
       const p = ws.permissions!;
       const parts = [...(p.allow?.length ? [`allow ${p.allow.join(", ")} without asking`] : []), ...(p.defaultMode ? [`start in permission mode ${p.defaultMode}`] : [])];

@@ -8,6 +8,18 @@ import { z } from "zod";
 import type { Tool, ToolOutcome } from "./types.ts";
 import { fail, fmt, formatBytes, refusal, workspaceRoot } from "./util.ts";
 
+/**
+ * lethe's own credentials never reach a command the model runs (`env` would put the key in the
+ * transcript and the next request). `passEnv` names variables the user lets through anyway.
+ */
+export const CREDENTIAL_VARS = /^(ANTHROPIC_API_KEY|ANTHROPIC_AUTH_TOKEN|OPENAI_API_KEY)$/;
+
+export function childEnv(env: NodeJS.ProcessEnv, passEnv: readonly string[] = []): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(env)) if (!CREDENTIAL_VARS.test(k) || passEnv.includes(k)) out[k] = v;
+  return out;
+}
+
 export interface BashLimits {
   /** Default 120 s. */
   defaultTimeoutMs: number;
@@ -189,7 +201,7 @@ export function createBashTool(overrides: Partial<BashLimits> = {}): Tool<BashIn
           cwd,
           detached: true, // its own process group: we can kill the command and all its children
           stdio: ["ignore", "pipe", "pipe"],
-          env: { ...process.env, PAGER: "cat", GIT_PAGER: "cat", GIT_TERMINAL_PROMPT: "0" },
+          env: { ...childEnv(process.env, ctx.passEnv), PAGER: "cat", GIT_PAGER: "cat", GIT_TERMINAL_PROMPT: "0" },
         });
         const pgid = child.pid;
 

@@ -42,6 +42,8 @@ export interface ToolContext {
   askPermission?: (request: PermissionRequest) => Promise<boolean | string>;
   /** Runs a subagent with its own context and compaction; resolves with its final text. */
   runSubagent?: (prompt: string, opts: { description?: string; signal?: AbortSignal }) => Promise<string>;
+  /** Credential variables (normally withheld from commands) the user lets through to bash. */
+  passEnv?: readonly string[];
   /** Streams partial output of a long-running tool (bash), for the UI. */
   onOutput?: (chunk: string) => void;
 }
