@@ -1,6 +1,7 @@
 // recall by query: a case-insensitive substring or /regex/ over every item of the session
 // (messages as rendered, original tool results, saved result files), newest first, as a bounded
 // list of hits that each name the id (and char offset) to read the whole item with.
+import { type SafeRegex, compileSafe } from "../tools/safe-regex.ts";
 import { readFileSync, readdirSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { resultText } from "../messages/blocks.ts";
@@ -14,26 +15,20 @@ const HITS_PER_ITEM = 3;
 /** Room kept for a search answer's header line. */
 const HEADER_ROOM = 400;
 
-/** The query as a global case-insensitive regex, or why it cannot be one. */
-function compileQuery(query: string): RegExp | string {
+/** The query as a case-insensitive pattern on the linear-time engine, or why it cannot be one. */
+function compileQuery(query: string): SafeRegex | string {
   const q = query.trim();
   if (q === "") return "give a non-empty query";
   const m = /^\/(.+)\/([a-z]*)$/s.exec(q);
-  let re: RegExp;
-  if (m) {
-    const flags = new Set((m[2] as string).split("").filter((f) => "imsuv".includes(f)));
-    flags.add("i");
-    flags.add("g");
-    try {
-      re = new RegExp(m[1] as string, [...flags].join(""));
-    } catch (err) {
-      return `invalid regex ${q}: ${(err as Error).message}`;
-    }
-    if (re.test("")) return `the regex ${q} matches the empty string; make it more specific`;
-    re.lastIndex = 0;
-  } else {
-    re = new RegExp(q.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "gi");
+  if (!m) return compileSafe(q.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), { ignoreCase: true });
+  const flags = m[2] as string;
+  let re: SafeRegex;
+  try {
+    re = compileSafe(m[1] as string, { ignoreCase: true, multiline: flags.includes("m"), dotAll: flags.includes("s") });
+  } catch (err) {
+    return (err as Error).message.replace(/^invalid regular expression/, "invalid regex");
   }
+  if (re.test("")) return `the regex ${q} matches the empty string; make it more specific`;
   return re;
 }
 
@@ -110,16 +105,14 @@ export function search(a: Archive, query: string, maxHits: number, maxChars: num
   let itemsMatched = 0;
   let truncated = false;
   for (const item of items(a)) {
-    re.lastIndex = 0;
     let inItem = 0;
-    for (const m of item.text.matchAll(re)) {
+    for (const [at, end] of re.matches(item.text)) {
       totalMatches++;
       inItem++;
       if (inItem > HITS_PER_ITEM || hits.length >= maxHits) {
         truncated = true;
         continue;
       }
-      const at = m.index ?? 0;
       const seg = item.segments?.find((s) => s.use && at >= s.start && at < s.end);
       const hit: RecallHit = {
         id: item.id,
@@ -129,7 +122,7 @@ export function search(a: Archive, query: string, maxHits: number, maxChars: num
         ...(item.ts ? { ts: item.ts } : {}),
         at,
         total: item.text.length,
-        snippet: snippet(item.text, at, m[0].length, RECALL_CONTEXT_CHARS),
+        snippet: snippet(item.text, at, end - at, RECALL_CONTEXT_CHARS),
       };
       const line = hitLine(hits.length + 1, hit);
       // Keep room for the header line within maxChars.

@@ -6,6 +6,7 @@ import { sniffBuffer, SNIFF_BYTES } from "./filetype.ts";
 import { compileFilter } from "./glob-match.ts";
 import { searchRoot } from "./glob.ts";
 import type { Tool, ToolOutcome } from "./types.ts";
+import { type SafeRegex, compileSafe } from "./safe-regex.ts";
 import { ToolError, cutLine, displayPath, fail, fmt } from "./util.ts";
 import { type WalkEntry, namedSegments, walk } from "./walk.ts";
 
@@ -48,17 +49,12 @@ function readIfText(abs: string, size: number): string | null {
   }
 }
 
-function compile(pattern: string, caseInsensitive: boolean): RegExp {
-  let src = pattern;
-  let flags = caseInsensitive ? "i" : "";
-  if (src.startsWith("(?i)")) {
-    src = src.slice(4);
-    flags = "i";
-  }
+/** The model's pattern on the linear-time engine (./safe-regex.ts): `re` per line, `any` per file. */
+function compile(pattern: string, caseInsensitive: boolean): { re: SafeRegex; any: SafeRegex } {
   try {
-    return new RegExp(src, flags);
+    return { re: compileSafe(pattern, { ignoreCase: caseInsensitive }), any: compileSafe(pattern, { ignoreCase: caseInsensitive, multiline: true }) };
   } catch (err) {
-    throw new ToolError(`invalid regular expression ${JSON.stringify(pattern)}: ${(err as Error).message.replace(/^Invalid regular expression: /, "")}`);
+    throw new ToolError((err as Error).message);
   }
 }
 
@@ -67,13 +63,13 @@ const tick = () => new Promise<void>((r) => setImmediate(r));
 export const grepTool: Tool<GrepInput> = {
   name: "grep",
   description:
-    "Search file contents with a JavaScript regular expression, line by line. Skips files ignored by .gitignore, .git/, node_modules/, binary files and files over 20 MB. " +
+    "Search file contents with a regular expression (RE2 syntax, linear time: no lookaround or backreferences), line by line. Skips files ignored by .gitignore, .git/, node_modules/, binary files and files over 20 MB. " +
     'output_mode "files_with_matches" (default) lists matching files newest first; "content" shows path:line:text (with optional context lines); "count" gives matches per file. ' +
     `Output is bounded (head_limit; at most ${fmt(GREP_MAX_OUTPUT_CHARS)} chars, lines cut at ${GREP_MAX_LINE_CHARS} chars).`,
   schema,
   readOnly: true,
   async run(input, ctx): Promise<ToolOutcome> {
-    const re = compile(input.pattern, input.case_insensitive ?? false);
+    const { re, any } = compile(input.pattern, input.case_insensitive ?? false);
     const mode = input.output_mode ?? "files_with_matches";
     const head = input.head_limit ?? GREP_DEFAULT_HEAD[mode];
     const context = mode === "content" ? (input.context ?? 0) : 0;
@@ -133,6 +129,8 @@ export const grepTool: Tool<GrepInput> = {
         skippedBinary++;
         continue;
       }
+      // One pass over the whole file first: most files do not match at all.
+      if (!any.test(text)) continue;
       const lines = text.split("\n");
       if (lines[lines.length - 1] === "") lines.pop();
       const hits: number[] = [];

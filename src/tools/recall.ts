@@ -6,7 +6,7 @@ import type { Tool, ToolOutcome } from "./types.ts";
 import { fail } from "./util.ts";
 
 const schema = z.strictObject({
-  query: z.string().optional().describe("Case-insensitive text to search for, or a /regex/; returns hits newest first, each with the id to read it whole."),
+  query: z.string().optional().describe("Case-insensitive text to search for, or a /regex/ (RE2 syntax: no lookaround or backreferences); returns hits newest first, each with the id to read it whole."),
   id: z.string().optional().describe("A tool_use id or message uuid (from a search hit or a compaction note): returns that item in slices."),
   offset: z.number().int().min(0).optional().describe("Where the slice starts (0-based; chars, or lines with unit \"lines\")."),
   limit: z.number().int().positive().optional().describe(`Slice length (at most ${RECALL_MAX_CHARS.toLocaleString("en-US")} chars).`),
