@@ -1,6 +1,6 @@
 // Repair: fix what can be fixed so that validate() reports nothing, without losing text.
 import type { ContentBlock, Message, Role, ToolResultBlock } from "./types.ts";
-import { type ValidateOptions, isBlankText, validate } from "./validate.ts";
+import { type ValidateOptions, isBlankText, isValid } from "./validate.ts";
 // ---------------------------------------------------------------------------------------------
 // repair
 
@@ -55,6 +55,8 @@ interface Entry {
   misplaced: ToolResultBlock[];
   /** tool_use ids of this assistant entry. */
   useIds: Set<string>;
+  /** `blocks` is this entry's own array (safe to append to), not an input message's. */
+  owned: boolean;
 }
 
 /**
@@ -63,10 +65,11 @@ interface Entry {
  * Never drops text other than blank text. Idempotent.
  */
 export function repair(history: readonly Message[], opts: RepairOptions = {}): RepairResult {
-  if (validate(history, opts).length === 0) return { history: history as Message[], fixes: [] };
+  if (isValid(history, opts)) return { history: history as Message[], fixes: [] };
 
   const fixes: Fix[] = [];
   const out: Entry[] = [];
+  let mergeRun: { entry: Entry; first: number } | undefined;
 
   for (let i = 0; i < history.length; i++) {
     const m = history[i]!;
@@ -127,7 +130,7 @@ export function repair(history: readonly Message[], opts: RepairOptions = {}): R
     if (blocks.length === 0) {
       const last = out[out.length - 1];
       if (misplaced.length > 0 && last?.role === "assistant") {
-        last.misplaced.push(...misplaced);
+        for (const r of misplaced) last.misplaced.push(r);
       } else {
         for (const r of misplaced) dropOrphan(fixes, i, r);
       }
@@ -147,18 +150,26 @@ export function repair(history: readonly Message[], opts: RepairOptions = {}): R
 
     const last = out[out.length - 1];
     if (last && last.role === role) {
-      last.blocks = last.blocks.concat(blocks);
+      // Appended in place (copied once, on the first merge): a run of k same-role messages is O(k).
+      if (!last.owned) {
+        last.blocks = last.blocks.slice();
+        last.owned = true;
+      }
+      for (const b of blocks) last.blocks.push(b);
       last.orig = null;
-      last.misplaced.push(...misplaced);
+      for (const r of misplaced) last.misplaced.push(r);
       if (role === "assistant") addUseIds(last.useIds, blocks);
-      fixes.push({
-        kind: "merged_messages",
-        index: last.src,
-        message: `merged ${role} message ${i} into the ${role} message before it (${last.src})`,
-      });
+      // One fix per run of merges (a run of 100k same-role messages is one fix, not 100k).
+      const prev = fixes[fixes.length - 1];
+      if (prev?.kind === "merged_messages" && prev.index === last.src && mergeRun?.entry === last) {
+        prev.message = `merged ${role} messages ${mergeRun.first}–${i} into the ${role} message before them (${last.src})`;
+      } else {
+        mergeRun = { entry: last, first: i };
+        fixes.push({ kind: "merged_messages", index: last.src, message: `merged ${role} message ${i} into the ${role} message before it (${last.src})` });
+      }
     } else {
       const e = entry(role, blocks, changed ? null : m, m, i);
-      e.misplaced.push(...misplaced);
+      for (const r of misplaced) e.misplaced.push(r);
       if (role === "assistant") addUseIds(e.useIds, blocks);
       out.push(e);
     }
@@ -168,11 +179,14 @@ export function repair(history: readonly Message[], opts: RepairOptions = {}): R
   const allIds = new Set<string>();
   for (const e of out) if (e.role === "assistant") for (const id of e.useIds) allIds.add(id);
   const seen = new Set<string>();
+  // Per id, the next suffix to try: k duplicates of one id cost O(k), not O(k²).
+  const nextDup = new Map<string, number>();
   const freshId = (id: string): string => {
-    for (let n = 1; ; n++) {
+    for (let n = nextDup.get(id) ?? 1; ; n++) {
       const candidate = `${id}_dup${n}`;
       if (!allIds.has(candidate)) {
         allIds.add(candidate);
+        nextDup.set(id, n + 1);
         return candidate;
       }
     }
@@ -183,7 +197,8 @@ export function repair(history: readonly Message[], opts: RepairOptions = {}): R
     if (e.role !== "assistant") continue;
 
     // Rename duplicate ids; remember, per original id, the uses still waiting for a result.
-    const waiting = new Map<string, Array<{ id: string; name: string; claimed: boolean }>>();
+    // Per original id, the uses in order and how many are claimed (a cursor, not a scan).
+    const waiting = new Map<string, { list: Array<{ id: string; name: string; claimed: boolean }>; next: number }>();
     const order: Array<{ id: string; name: string; claimed: boolean }> = [];
     let renamed: ContentBlock[] | null = null;
     for (let k = 0; k < e.blocks.length; k++) {
@@ -205,8 +220,8 @@ export function repair(history: readonly Message[], opts: RepairOptions = {}): R
       const w = { id, name: b.name, claimed: false };
       order.push(w);
       const list = waiting.get(b.id);
-      if (list) list.push(w);
-      else waiting.set(b.id, [w]);
+      if (list) list.list.push(w);
+      else waiting.set(b.id, { list: [w], next: 0 });
     }
     if (renamed) {
       e.blocks = renamed;
@@ -230,7 +245,8 @@ export function repair(history: readonly Message[], opts: RepairOptions = {}): R
     let changed = e.misplaced.length > 0;
     let reordered = false;
     const claim = (b: ToolResultBlock, moved: boolean) => {
-      const w = waiting.get(b.tool_use_id)?.find((x) => !x.claimed);
+      const q = waiting.get(b.tool_use_id);
+      const w = q && q.next < q.list.length ? q.list[q.next++] : undefined;
       if (!w) {
         changed = true;
         if (waiting.has(b.tool_use_id)) {
@@ -308,7 +324,7 @@ export function repair(history: readonly Message[], opts: RepairOptions = {}): R
 }
 
 function entry(role: Role, blocks: ContentBlock[], orig: Message | null, base: Message | null, src: number): Entry {
-  return { role, blocks, orig, base, src, misplaced: [], useIds: new Set() };
+  return { role, blocks, orig, base, src, misplaced: [], useIds: new Set(), owned: false };
 }
 
 function addUseIds(ids: Set<string>, blocks: readonly ContentBlock[]): void {

@@ -45,6 +45,20 @@ export interface ValidateOptions {
   allowTrailingToolUse?: boolean;
 }
 
+/** Stops a validation at its first violation ("is it valid?" needs no list of 100k problems). */
+class FirstOnly extends Array<Violation> {
+  override push(...items: Violation[]): number {
+    super.push(...items);
+    throw FIRST_FOUND;
+  }
+}
+const FIRST_FOUND = Symbol("first violation found");
+
+/** Whether the history is valid, stopping at the first violation. */
+export function isValid(history: readonly Message[], opts: ValidateOptions = {}): boolean {
+  return validate(history, opts, true).length === 0;
+}
+
 /** True for text the API would reject as empty (empty or whitespace-only). */
 export function isBlankText(text: unknown): boolean {
   return typeof text !== "string" || text.trim() === "";
@@ -59,8 +73,17 @@ interface PendingUse {
  * Every violation of the history invariants, ordered by message index then block index.
  * An empty array means the history can be sent.
  */
-export function validate(history: readonly Message[], opts: ValidateOptions = {}): Violation[] {
-  const out: Violation[] = [];
+export function validate(history: readonly Message[], opts: ValidateOptions = {}, firstOnly = false): Violation[] {
+  const out: Violation[] = firstOnly ? new FirstOnly() : [];
+  try {
+    check(history, opts, out);
+  } catch (e) {
+    if (e !== FIRST_FOUND) throw e;
+  }
+  return firstOnly ? Array.from(out) : out;
+}
+
+function check(history: readonly Message[], opts: ValidateOptions, out: Violation[]): void {
   const seenUseIds = new Set<string>();
   // tool_use blocks of the previous message when it is an assistant message.
   let expected: Map<string, PendingUse> | null = null;
@@ -216,11 +239,6 @@ export function validate(history: readonly Message[], opts: ValidateOptions = {}
 
   // Unanswered uses are found one message late: restore index order (stable sort).
   out.sort((a, b) => a.index - b.index || (a.blockIndex ?? -1) - (b.blockIndex ?? -1));
-  return out;
 }
 
-/** validate(history, opts).length === 0 */
-export function isValid(history: readonly Message[], opts: ValidateOptions = {}): boolean {
-  return validate(history, opts).length === 0;
-}
 

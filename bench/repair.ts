@@ -1,0 +1,56 @@
+// repair and prepare at scale (issue 9): the time for 10k and 100k messages with the shapes that
+// used to be quadratic — many tool_use blocks sharing one id, and long runs of same-role messages.
+// Linear means the 100k figure is about 10× the 10k one (bar: at most 15×).
+//   npm run bench:repair  → bench/results/repair.json
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createEngine } from "../src/engine.ts";
+import { repair } from "../src/messages/repair.ts";
+import type { Message } from "../src/messages/types.ts";
+
+function duplicateIds(n: number): Message[] {
+  const h: Message[] = [{ role: "user", content: [{ type: "text", text: "go" }] }];
+  for (let i = 0; h.length < n; i++) {
+    h.push({ role: "assistant", content: [{ type: "tool_use", id: "toolu_same", name: "bash", input: { command: `echo ${i}` } }] });
+    h.push({ role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_same", content: `out ${i}` }] });
+  }
+  return h;
+}
+
+function sameRole(n: number): Message[] {
+  const h: Message[] = [];
+  for (let i = 0; i < n; i++) h.push({ role: "user", content: [{ type: "text", text: `line ${i}` }] });
+  return h;
+}
+
+/** Best of 5, each on a freshly built history (no memo carried over), after one warm-up. */
+function time(make: () => Message[], run: (h: Message[]) => void): number {
+  run(make());
+  let best = Infinity;
+  const gc = (globalThis as { gc?: () => void }).gc;
+  for (let r = 0; r < 5; r++) {
+    const h = make();
+    gc?.(); // each run starts from a collected heap, at both sizes alike
+    const t0 = performance.now();
+    run(h);
+    best = Math.min(best, performance.now() - t0);
+  }
+  return best;
+}
+
+const results: Record<string, { ms10k: number; ms100k: number; ratio: number }> = {};
+for (const [name, make] of [["duplicate_ids", duplicateIds], ["same_role", sameRole]] as const) {
+  for (const [what, run] of [
+    ["repair", (h: Message[]) => repair(h)],
+    ["prepare", (h: Message[]) => createEngine({ contextWindow: 1_000_000, maxOutputTokens: 32_000 }).prepare(h)],
+  ] as const) {
+    const ms10k = time(() => make(10_000), run);
+    const ms100k = time(() => make(100_000), run);
+    results[`${what}/${name}`] = { ms10k: Number(ms10k.toFixed(1)), ms100k: Number(ms100k.toFixed(1)), ratio: Number((ms100k / ms10k).toFixed(2)) };
+    console.log(`${what.padEnd(8)} ${name.padEnd(14)} 10k ${ms10k.toFixed(1).padStart(8)} ms   100k ${ms100k.toFixed(1).padStart(9)} ms   ratio ${(ms100k / ms10k).toFixed(2)} (bar ≤ 15)`);
+  }
+}
+const out = join(dirname(fileURLToPath(import.meta.url)), "results", "repair.json");
+mkdirSync(dirname(out), { recursive: true });
+writeFileSync(out, `${JSON.stringify({ node: process.version, results }, null, 2)}\n`);
