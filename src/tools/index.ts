@@ -119,6 +119,13 @@ export async function runToolCall(tools: readonly AnyTool[], use: { name: string
   if (!tool) {
     return { content: `Unknown tool ${JSON.stringify(use.name)}. Available tools: ${tools.map((t) => t.name).join(", ")}.`, isError: true };
   }
+  // Arguments that were not a JSON object (or nested absurdly deep) arrive as {_raw}: say that,
+  // not "Unrecognized key _raw".
+  const raw = use.input as { _raw?: unknown; _error?: unknown } | null | undefined;
+  if (raw && typeof raw === "object" && typeof raw._raw === "string" && Object.keys(raw).every((k) => k === "_raw" || k === "_error")) {
+    const why = typeof raw._error === "string" ? raw._error : "they are not a valid JSON object";
+    return { content: oneLine(`Your arguments for ${tool.name} could not be used: ${why} (received: ${JSON.stringify(raw._raw.slice(0, 200))}${raw._raw.length > 200 ? "…" : ""}). Call ${tool.name} again with a JSON object: ${signature(tool)}.`), isError: true };
+  }
   const parsed = tool.schema.safeParse(use.input ?? {});
   if (!parsed.success) return { content: formatIssues(tool, parsed.error), isError: true };
   if (ctx.signal?.aborted) return { content: `${tool.name}: cancelled before it ran.`, isError: true };
