@@ -16,8 +16,8 @@ for (const provider of ["anthropic", "openai"] as const) {
     const fake = await startFake(provider, {
       script: (): Step => {
         n++;
-        if (n === 1) return { toolUses: [{ name: "glob", rawArguments: deep }] };
-        if (n === 2) return { toolUses: [{ name: "glob", rawArguments: '{"pattern": "*.ts",' }] };
+        if (n === 1) return { toolUses: [{ name: "glob", input: {}, rawArguments: deep }] };
+        if (n === 2) return { toolUses: [{ name: "glob", input: {}, rawArguments: '{"pattern": "*.ts",' }] };
         return { text: "done" };
       },
     });
