@@ -22,7 +22,9 @@ test("saves byte for byte under tool-results/, atomically (no temp files left)",
 });
 
 test("ids from the provider cannot escape the folder", () => {
-  assert.equal(resultFileName("../../etc/passwd"), "__.._etc_passwd.txt");
+  // Unsafe ids: only [A-Za-z0-9_-] plus a hash of the whole id (issue 9: no collisions).
+  assert.match(resultFileName("../../etc/passwd"), /^______etc_passwd-[0-9a-f]{16}\.txt$/);
   assert.ok(!resultFileName("..").includes("/"));
-  assert.equal(resultFileName(""), "_.txt");
+  assert.ok(!resultFileName("..").startsWith("."));
+  assert.match(resultFileName(""), /^-[0-9a-f]{16}\.txt$/);
 });
