@@ -78,7 +78,8 @@ export function repair(history: readonly Message[], opts: RepairOptions = {}): R
     const content = m.content as unknown;
 
     let blocks: ContentBlock[];
-    const misplaced: ToolResultBlock[] = [];
+    // Allocated on first use: most messages have none (a 100k-message repair is GC-bound otherwise).
+    let misplaced: ToolResultBlock[] = NONE;
     if (typeof content === "string") {
       if (isBlankText(content)) {
         fixes.push({ kind: "dropped_empty_message", index: i, message: `dropped empty ${role} message ${i}` });
@@ -110,6 +111,7 @@ export function repair(history: readonly Message[], opts: RepairOptions = {}): R
           });
         } else if (b.type === "tool_result" && role === "assistant") {
           drop = true;
+          if (misplaced === NONE) misplaced = [];
           misplaced.push(b);
         } else if (b.type === "tool_result" && !answering?.useIds.has(b.tool_use_id)) {
           drop = true;
@@ -130,7 +132,7 @@ export function repair(history: readonly Message[], opts: RepairOptions = {}): R
     if (blocks.length === 0) {
       const last = out[out.length - 1];
       if (misplaced.length > 0 && last?.role === "assistant") {
-        for (const r of misplaced) last.misplaced.push(r);
+        addMisplaced(last, misplaced);
       } else {
         for (const r of misplaced) dropOrphan(fixes, i, r);
       }
@@ -157,7 +159,7 @@ export function repair(history: readonly Message[], opts: RepairOptions = {}): R
       }
       for (const b of blocks) last.blocks.push(b);
       last.orig = null;
-      for (const r of misplaced) last.misplaced.push(r);
+      addMisplaced(last, misplaced);
       if (role === "assistant") addUseIds(last.useIds, blocks);
       // One fix per run of merges (a run of 100k same-role messages is one fix, not 100k).
       const prev = fixes[fixes.length - 1];
@@ -169,7 +171,7 @@ export function repair(history: readonly Message[], opts: RepairOptions = {}): R
       }
     } else {
       const e = entry(role, blocks, changed ? null : m, m, i);
-      for (const r of misplaced) e.misplaced.push(r);
+      addMisplaced(e, misplaced);
       if (role === "assistant") addUseIds(e.useIds, blocks);
       out.push(e);
     }
@@ -324,7 +326,17 @@ export function repair(history: readonly Message[], opts: RepairOptions = {}): R
 }
 
 function entry(role: Role, blocks: ContentBlock[], orig: Message | null, base: Message | null, src: number): Entry {
-  return { role, blocks, orig, base, src, misplaced: [], useIds: new Set(), owned: false };
+  return { role, blocks, orig, base, src, misplaced: NONE, useIds: role === "assistant" ? new Set() : NO_IDS, owned: false };
+}
+
+/** Shared empties: user entries never hold tool_use ids, and most entries no misplaced results. */
+const NONE: ToolResultBlock[] = [];
+const NO_IDS: Set<string> = new Set();
+
+function addMisplaced(e: Entry, results: readonly ToolResultBlock[]): void {
+  if (results.length === 0) return;
+  if (e.misplaced === NONE) e.misplaced = [];
+  for (const r of results) e.misplaced.push(r);
 }
 
 function addUseIds(ids: Set<string>, blocks: readonly ContentBlock[]): void {
