@@ -18,6 +18,7 @@ import { subagentSystemPrompt, systemPrompt } from "../agent/prompt.ts";
 import { type LoadedInstructions, loadInstructions, renderInstructions } from "../agent/instructions.ts";
 import { homedir } from "node:os";
 import { rmSync } from "node:fs";
+import { type SessionLock, lockSession } from "../session/lock.ts";
 import { USER_MESSAGE_PREFIX, LATEST_REQUEST_PREFIX } from "../compaction/retain.ts";
 import type { RunConfig } from "./config.ts";
 import { ConfigError, oneLine } from "./errors.ts";
@@ -97,6 +98,7 @@ export class AgentSession {
   /** A new session (not resumed) that no model has answered yet: removed at close, so a run that
    * failed before its first reply leaves no empty session folder behind. */
   private fresh = false;
+  private lock: SessionLock | undefined;
   private answered = false;
   /** Milliseconds spent in model calls (this session object's lifetime). */
   apiMs = 0;
@@ -213,6 +215,9 @@ export class AgentSession {
 
   private open(paths: SessionPaths, resume: boolean): void {
     this.close();
+    // Before anything is read or written: a second process on this session stops here.
+    const lock = lockSession(paths.dir, paths.id);
+    this.lock = lock;
     this.paths = paths;
     this.fresh = !resume;
     this.answered = false;
@@ -417,6 +422,8 @@ export class AgentSession {
     } catch {
       // already closed
     }
+    this.lock?.release();
+    this.lock = undefined;
     if (this.paths && this.fresh && !this.answered) {
       // Nothing was answered: the folder holds at most the header and the unanswered prompt.
       try {
