@@ -151,12 +151,39 @@ function writeAll(fd: number, buf: Buffer): void {
  * Opens (creating it and its folder if needed) a transcript for appending.
  * A new or empty file gets `opts.header` as its first line.
  */
+export class TranscriptVersionError extends Error {
+  readonly exitCode = 1;
+  constructor(readonly path: string, readonly found: number) {
+    super(`lethe: ${path} was written by a newer lethe (transcript format ${found}; this one writes ${TRANSCRIPT_VERSION}); not appending to it — update lethe, or start a new session`);
+  }
+}
+
+/** The format version in the header line of an open transcript (undefined if it has none). */
+function headerVersion(fd: number): number | undefined {
+  const buf = Buffer.alloc(64 * 1024);
+  const n = readSync(fd, buf, 0, buf.length, 0);
+  const first = buf.subarray(0, n).toString("utf8").split("\n")[0] ?? "";
+  try {
+    const v = JSON.parse(first) as { type?: unknown; version?: unknown };
+    return v.type === "session" && typeof v.version === "number" ? v.version : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export function openTranscript(path: string, opts: OpenTranscriptOptions = {}): TranscriptWriter {
   const now = opts.now ?? Date.now;
   const iso = () => new Date(now()).toISOString();
   mkdirSync(dirname(path), { recursive: true });
   let fd: number | null = openSync(path, "a+");
   const size = fstatSync(fd).size;
+  // A newer lethe's transcript: appending this version's lines could make it unreadable to that one.
+  const newer = size > 0 ? headerVersion(fd) : undefined;
+  if (newer !== undefined && newer > TRANSCRIPT_VERSION) {
+    closeSync(fd);
+    fd = null;
+    throw new TranscriptVersionError(path, newer);
+  }
   // A crash may have left a torn last line; terminate it before writing anything new so the
   // new line is not glued onto the fragment.
   let torn = endsTorn(fd, size);
@@ -244,6 +271,20 @@ function isMessage(v: unknown): v is Message {
   );
 }
 
+/** Removes non-object content blocks from an entry's message(s), in place; returns how many. */
+function dropBadBlocks(entry: Record<string, unknown>): number {
+  let n = 0;
+  const fix = (m: Message) => {
+    if (!Array.isArray(m.content)) return;
+    const kept = (m.content as unknown[]).filter((b) => isObject(b) && typeof (b as { type?: unknown }).type === "string");
+    n += m.content.length - kept.length;
+    if (kept.length !== m.content.length) (m as { content: unknown }).content = kept;
+  };
+  if (isMessage(entry.message)) fix(entry.message);
+  if (Array.isArray(entry.history)) for (const m of entry.history) if (isMessage(m)) fix(m);
+  return n;
+}
+
 /** Why a parsed line is not a usable entry, or null when it is. */
 function shapeProblem(v: Record<string, unknown>): string | null {
   switch (v.type) {
@@ -325,7 +366,14 @@ export function parseTranscript(text: string, source = "transcript"): LoadedTran
         }
         break;
       case "message":
-      case "boundary":
+      case "boundary": {
+        // A block that is not an object (null, a number) would make the session impossible to
+        // resume: every later step reads `block.type`. Leave it out, and say so.
+        const dropped = dropBadBlocks(value);
+        if (dropped > 0) out.warnings.push(`${source}:${lineNo}: ${dropped} content block(s) that were not objects left out`);
+        out.entries.push(value as TranscriptEntry);
+        break;
+      }
       case "event":
         out.entries.push(value as TranscriptEntry);
         break;
