@@ -43,6 +43,8 @@ export interface RunConfig {
   systemPrompt?: string;
   appendSystemPrompt?: string;
   verbose: boolean;
+  /** Stream idle timeout in ms (settings "idleTimeout", seconds). */
+  idleTimeoutMs?: number;
   /** Credential variables bash may see (settings "passEnv"). */
   passEnv: string[];
   /** Workspace settings left out because the folder is not trusted (empty when nothing was). */
@@ -194,6 +196,7 @@ export function resolveRunConfig(args: CliArgs, env: Env, opts: { cwd?: string; 
     ...(args.appendSystemPrompt !== undefined ? { appendSystemPrompt: args.appendSystemPrompt } : {}),
     verbose: args.verbose,
     passEnv: settings.passEnv ?? [],
+    ...(settings.idleTimeout !== undefined ? { idleTimeoutMs: Math.round(settings.idleTimeout * 1000) } : {}),
     untrusted: loaded.ignored.length ? { path: loaded.workspacePath, keys: loaded.ignored, what: describeTrustKeys(loaded.workspace!, loaded.ignored) } : undefined,
     userSettingsPath,
     warnings,

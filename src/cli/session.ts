@@ -44,7 +44,7 @@ function add(a: FullUsage, u: Usage): void {
 
 /** The provider's client; only that provider's SDK is loaded (each takes a few hundred ms to import). */
 export async function createClient(cfg: RunConfig): Promise<ModelClient> {
-  const base = cfg.baseUrl ? { baseURL: cfg.baseUrl } : {};
+  const base = { ...(cfg.baseUrl ? { baseURL: cfg.baseUrl } : {}), ...(cfg.idleTimeoutMs !== undefined ? { idleTimeoutMs: cfg.idleTimeoutMs } : {}) };
   if (cfg.provider === "anthropic") {
     const { createAnthropicClient } = await import("../model/anthropic.ts");
     return createAnthropicClient({ apiKey: cfg.apiKey, ...base });

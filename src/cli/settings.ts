@@ -50,6 +50,8 @@ export interface Settings {
   pricing?: Record<string, Pricing>;
   /** Claude Code's shape: rules such as "Bash(npm test:*)", "Edit", and the starting mode. */
   permissions?: { allow?: string[]; deny?: string[]; defaultMode?: PermissionMode };
+  /** Seconds without a byte from the server before a streamed reply is retried (0 = never). */
+  idleTimeout?: number;
   /** lethe's credential variables that bash may still see (withheld by default). */
   passEnv?: string[];
   /** Folders whose workspace settings may run commands (honoured in the user's file only). */
@@ -83,6 +85,7 @@ const schema = z
       .strict()
       .optional(),
     trustedFolders: z.array(z.string().min(1)).optional(),
+    idleTimeout: z.number().nonnegative().optional(),
     passEnv: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be environment variable names")).optional(),
   })
   .strict();

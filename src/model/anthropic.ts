@@ -26,6 +26,7 @@ import type { ContentBlock, Message } from "../messages/types.ts";
 import type { Usage } from "../tokens/meter.ts";
 import { toModelError } from "./errors.ts";
 import { parseToolInput } from "./tool-input.ts";
+import { DEFAULT_IDLE_TIMEOUT_MS, IdleWatch } from "./idle.ts";
 import {
   ModelError,
   type ModelClient,
@@ -43,6 +44,8 @@ export interface AnthropicClientOptions {
   defaultHeaders?: Record<string, string>;
   /** SDK-level retries; 0 unless set (retries are withRetry's). */
   maxRetries?: number;
+  /** No byte from the server for this long (ms) → abort and retry (default 120 s; 0 disables). */
+  idleTimeoutMs?: number;
   /** Per-request timeout in ms (SDK default: 10 minutes). */
   timeoutMs?: number;
   /** Sent with every request, e.g. {type: "adaptive"} or {type: "enabled", budget_tokens}. */
@@ -265,16 +268,25 @@ export function createAnthropicClient(opts: AnthropicClientOptions = {}): Anthro
         ...(opts.thinking ? { thinking: opts.thinking } : {}),
       };
       const signal = request.signal;
+      const idle = new IdleWatch(signal, opts.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS);
       try {
         if (signal?.aborted) throw new ModelError("aborted", "anthropic: request aborted");
-        const stream = await sdk.messages.create(params, signal ? { signal } : undefined);
+        const stream = await sdk.messages.create(params, { signal: idle.signal });
+        idle.kick();
         const acc = new AnthropicAssembler(onEvent);
-        for await (const event of stream) acc.add(event);
+        for await (const event of stream) {
+          idle.kick();
+          acc.add(event);
+        }
         // the SDK ends an aborted stream quietly
         if (signal?.aborted) throw new ModelError("aborted", "anthropic: request aborted");
+        if (idle.fired) throw new ModelError("network", idle.message("anthropic"));
         return acc.finish(request.model);
       } catch (e) {
+        if (idle.fired && !signal?.aborted) throw new ModelError("network", idle.message("anthropic"), { cause: e });
         throw toModelError(e, { signal, provider: "anthropic" });
+      } finally {
+        idle.done();
       }
     },
 

@@ -26,6 +26,7 @@ import { countTokens } from "../tokens/exact.ts";
 import type { Usage } from "../tokens/meter.ts";
 import { toModelError } from "./errors.ts";
 import { parseToolInput } from "./tool-input.ts";
+import { DEFAULT_IDLE_TIMEOUT_MS, IdleWatch } from "./idle.ts";
 import { ModelError, type ModelClient, type ModelRequest, type ModelResponse, type StopReason, type StreamEvent } from "./types.ts";
 
 export interface OpenAIClientOptions {
@@ -36,6 +37,8 @@ export interface OpenAIClientOptions {
   defaultHeaders?: Record<string, string>;
   /** SDK-level retries; 0 unless set (retries are withRetry's). */
   maxRetries?: number;
+  /** No byte from the server for this long (ms) → abort and retry (default 120 s; 0 disables). */
+  idleTimeoutMs?: number;
   /** Per-request timeout in ms. */
   timeoutMs?: number;
   /**
@@ -196,6 +199,7 @@ export function createOpenAIClient(opts: OpenAIClientOptions = {}): OpenAIModelC
       } catch (e) {
         throw new ModelError("invalid_request", `openai: cannot convert the history: ${(e as Error).message}`, { cause: e });
       }
+      const idle = new IdleWatch(signal, opts.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS);
       try {
         if (signal?.aborted) throw new ModelError("aborted", "openai: request aborted");
         const tools = toOpenAITools(request.tools);
@@ -210,16 +214,24 @@ export function createOpenAIClient(opts: OpenAIClientOptions = {}): OpenAIModelC
           ...(tools && request.toolChoice === "none" ? { tool_choice: "none" as const } : {}),
           ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
         };
-        const stream = await sdk.chat.completions.create(params, signal ? { signal } : undefined);
+        const stream = await sdk.chat.completions.create(params, { signal: idle.signal });
+        idle.kick();
         const acc = new OpenAIAssembler(onEvent);
-        for await (const chunk of stream) acc.add(chunk);
+        for await (const chunk of stream) {
+          idle.kick();
+          acc.add(chunk);
+        }
         if (signal?.aborted) throw new ModelError("aborted", "openai: request aborted");
+        if (idle.fired) throw new ModelError("network", idle.message("openai"));
         return acc.finish(request.model, () => ({
           input_tokens: countTokens(JSON.stringify({ messages, tools })),
           output_tokens: countTokens(acc.reasoning + acc.text + [...acc.calls.values()].map((c) => c.name + c.args).join("")),
         }));
       } catch (e) {
+        if (idle.fired && !signal?.aborted) throw new ModelError("network", idle.message("openai"), { cause: e });
         throw toModelError(e, { signal, provider: "openai" });
+      } finally {
+        idle.done();
       }
     },
   };

@@ -61,7 +61,9 @@ export type Fault =
   /** A mid-stream error event (Anthropic `event: error`, OpenAI `data: {"error":…}`). */
   | ({ fault: "stream_error"; errorType?: string; message?: string } & Midway)
   /** End the response cleanly but early (no message_stop / finish_reason / [DONE]). */
-  | ({ fault: "end_early" } & Midway);
+  | ({ fault: "end_early" } & Midway)
+  /** Go silent after the first events: the connection stays open, nothing more is sent. */
+  | ({ fault: "stall" } & Midway);
 
 export type Step = Turn | Fault;
 
@@ -262,6 +264,10 @@ export async function playSse(res: ServerResponse, p: Playback, fault: Fault | u
     case "stream_error":
       await write(res, p.streamError(fault.errorType, fault.message));
       res.end();
+      return;
+    case "stall":
+      // Silent until the client gives up (its socket closes) or the server is closed.
+      await new Promise<void>((resolve) => res.on("close", () => resolve()));
       return;
     default: // end_early
       res.end();
