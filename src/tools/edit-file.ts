@@ -1,12 +1,12 @@
 // edit_file: replaces an exact string in a file; it must match exactly once unless replace_all.
 // The result shows a unified diff of the change. Atomic write, permission asked.
-import { readFileSync } from "node:fs";
+import { closeSync, readFileSync } from "node:fs";
 import { z } from "zod";
 import { replacementDiff } from "./diff.ts";
 import { sniffFile } from "./filetype.ts";
 import { statFile } from "./read-file.ts";
 import type { Tool, ToolOutcome } from "./types.ts";
-import { atomicWrite, fail, fmt, formatBytes, refusal } from "./util.ts";
+import { atomicWrite, fail, fmt, formatBytes, openConfined, refusal, workspaceRoot } from "./util.ts";
 
 /** Files larger than this are not edited in memory. */
 export const EDIT_MAX_BYTES = 10 * 1024 * 1024;
@@ -46,7 +46,15 @@ export const editFileTool: Tool<EditFileInput> = {
     if (st.size > EDIT_MAX_BYTES) return fail(`${rel} is too large to edit (${formatBytes(st.size)}; limit ${formatBytes(EDIT_MAX_BYTES)}); use bash.`);
     const sniff = sniffFile(abs);
     if (sniff.binary) return fail(`${rel} is a binary file (${sniff.type}); edit_file only changes text files.`);
-    const before = readFileSync(abs, "utf8");
+    // Read through a descriptor checked to be inside the workspace (a swapped symlink cannot redirect it).
+    const root = workspaceRoot(ctx);
+    const rfd = openConfined(abs, "r", root, rel);
+    let before: string;
+    try {
+      before = readFileSync(rfd, "utf8");
+    } finally {
+      closeSync(rfd);
+    }
 
     let oldStr = input.old_string;
     let newStr = input.new_string;
@@ -88,7 +96,7 @@ export const editFileTool: Tool<EditFileInput> = {
     const count = `${at.length} replacement${at.length === 1 ? "" : "s"}`;
     const refused = await refusal(ctx, "edit_file", `Edit ${rel} (${count})`, `The user denied permission to edit ${rel}.`, diff.text);
     if (refused) return fail(refused);
-    atomicWrite(abs, after);
+    atomicWrite(abs, after, root);
     // The earlier read no longer shows the file; the next read_file returns it fresh.
     ctx.readState.delete(abs);
     const header = `Edited ${rel}: ${count} (−${fmt(diff.removed)} +${fmt(diff.added)} lines)${crlf ? "; matched with the file's CRLF line ends" : ""}.`;

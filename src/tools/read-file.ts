@@ -6,7 +6,7 @@ import { StringDecoder } from "node:string_decoder";
 import { z } from "zod";
 import { imageTypeByExtension, sniffFile } from "./filetype.ts";
 import type { Tool, ToolContext, ToolOutcome } from "./types.ts";
-import { ToolError, fail, fmt, formatBytes, resolveInWorkspace } from "./util.ts";
+import { ToolError, fail, fmt, formatBytes, openConfined, resolveInWorkspace, workspaceRoot } from "./util.ts";
 
 export const READ_DEFAULT_LIMIT = 2_000;
 export const READ_MAX_LINE_CHARS = 2_000;
@@ -48,7 +48,7 @@ interface Slice {
   charCapped: boolean;
 }
 
-function readSlice(abs: string, size: number, offset: number, limit: number): Slice {
+function readSlice(abs: string, size: number, offset: number, limit: number, root: string, shown: string): Slice {
   const lastWanted = offset + limit - 1;
   const lines: string[] = [];
   let outChars = 0;
@@ -82,7 +82,8 @@ function readSlice(abs: string, size: number, offset: number, limit: number): Sl
     if (lineNo >= lastWanted) collecting = false;
   };
 
-  const fd = openSync(abs, "r");
+  // The descriptor is checked, not the name: what is read is what was verified.
+  const fd = openConfined(abs, "r", root, shown);
   try {
     const buf = Buffer.alloc(CHUNK);
     const decoder = new StringDecoder("utf8");
@@ -180,7 +181,7 @@ export const readFileTool: Tool<ReadFileInput> = {
       ctx.readState.set(abs, { mtimeMs: st.mtimeMs, size: st.size, offset, limit });
       return { content: `[${rel} is empty (0 bytes)]` };
     }
-    const s = readSlice(abs, st.size, offset, limit);
+    const s = readSlice(abs, st.size, offset, limit, workspaceRoot(ctx), rel);
     if (s.lines.length === 0) {
       return fail(`offset ${offset} is past the end of ${rel} (${s.total !== null ? `${fmt(s.total)} lines` : "fewer lines"})`);
     }

@@ -1,6 +1,6 @@
 // Helpers shared by the tools: workspace confinement, atomic writes, permission, formatting.
 import { randomBytes } from "node:crypto";
-import { chmodSync, closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readlinkSync, realpathSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { chmodSync, closeSync, constants, existsSync, fsyncSync, lstatSync, mkdirSync, openSync, readlinkSync, realpathSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { ToolContext, ToolOutcome } from "./types.ts";
 
@@ -115,44 +115,101 @@ export function displayPath(root: string, abs: string): string {
 
 // ───────────────────────── writes ─────────────────────────
 
-/** Writes a file atomically (temp file in the same folder, then rename), keeping an existing file's mode. */
-export function atomicWrite(abs: string, data: string): void {
+// ───────────────────────── confinement under change ─────────────────────────
+// Confinement that holds while the file system changes under the tools. A path is checked and
+// then opened by name; a symlink swapped in between (a renameat2 RENAME_EXCHANGE loop) could make
+// the open land outside the workspace. So the check is made on what was opened: the descriptor's
+// own path (/proc/self/fd/N, Linux). Writes go through the verified parent folder's descriptor
+// (/proc/self/fd/<dir>/name resolves through that very folder, like openat/renameat), and the
+// rename replaces the last component without following it.
+const PROC = existsSync("/proc/self/fd");
+
+/** Where an open descriptor really points (undefined where the platform cannot say). */
+export function fdPath(fd: number): string | undefined {
+  if (!PROC) return undefined;
+  try {
+    return readlinkSync(`/proc/self/fd/${fd}`);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Throws (and closes the descriptor) when what was opened is not inside the workspace. */
+export function verifyFd(fd: number, root: string, shown: string): void {
+  const real = fdPath(fd);
+  if (real === undefined || isInside(root, real)) return;
+  closeSync(fd);
+  throw new ToolError(`${shown} is outside the workspace (${root}): the path changed while it was being opened (a symbolic link was swapped in); nothing was read or written`);
+}
+
+/** Opens `abs` and checks the descriptor, not the name. */
+export function openConfined(abs: string, flags: string | number, root: string, shown: string, mode?: number): number {
+  const fd = openSync(abs, flags, mode);
+  verifyFd(fd, root, shown);
+  return fd;
+}
+
+/**
+ * The parent folder of a write, opened and verified; `at(name)` names an entry through the
+ * descriptor, so later swaps of the folder's path do not redirect it. Without /proc, plain paths.
+ */
+export function confinedDir(dir: string, root: string, shown: string): { at(name: string): string; close(): void } {
+  if (!PROC) return { at: (name) => `${dir}/${name}`, close: () => {} };
+  const fd = openConfined(dir, constants.O_RDONLY | constants.O_DIRECTORY, root, shown);
+  return {
+    at: (name) => `/proc/self/fd/${fd}/${name}`,
+    close: () => closeSync(fd),
+  };
+}
+
+/**
+ * Writes a file atomically (temp file in the same folder, then rename), keeping an existing file's
+ * mode. With `root`, the folder is opened and verified first and every step goes through its
+ * descriptor (./confined.ts), so a symlink swapped into the path mid-write cannot redirect it.
+ */
+export function atomicWrite(abs: string, data: string, root?: string): void {
   const dir = dirname(abs);
   mkdirSync(dir, { recursive: true });
-  let mode: number | undefined;
+  const folder = root !== undefined ? confinedDir(dir, root, relative(root, abs) || abs) : { at: (n: string) => join(dir, n), close: () => {} };
   try {
-    const st = statSync(abs);
-    if (st.isDirectory()) throw new ToolError(`${abs} is a directory`);
-    mode = st.mode & 0o7777;
-  } catch (err) {
-    if (err instanceof ToolError) throw err;
-  }
-  const tmp = join(dir, `.${basename(abs)}.lethe-${process.pid}-${randomBytes(4).toString("hex")}.tmp`);
-  let fd: number | undefined;
-  try {
-    fd = openSync(tmp, "wx", mode ?? 0o666);
-    const buf = Buffer.from(data, "utf8");
-    let off = 0;
-    while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
-    fsyncSync(fd);
-    closeSync(fd);
-    fd = undefined;
-    if (mode !== undefined) chmodSync(tmp, mode);
-    renameSync(tmp, abs);
-  } catch (err) {
-    if (fd !== undefined) {
-      try {
-        closeSync(fd);
-      } catch {
-        // already closed
-      }
-    }
+    const target = folder.at(basename(abs));
+    let mode: number | undefined;
     try {
-      unlinkSync(tmp);
-    } catch {
-      // never created or already renamed
+      const st = statSync(target);
+      if (st.isDirectory()) throw new ToolError(`${abs} is a directory`);
+      mode = st.mode & 0o7777;
+    } catch (err) {
+      if (err instanceof ToolError) throw err;
     }
-    throw err;
+    const tmp = folder.at(`.${basename(abs)}.lethe-${process.pid}-${randomBytes(4).toString("hex")}.tmp`);
+    let fd: number | undefined;
+    try {
+      fd = openSync(tmp, "wx", mode ?? 0o666);
+      const buf = Buffer.from(data, "utf8");
+      let off = 0;
+      while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
+      fsyncSync(fd);
+      closeSync(fd);
+      fd = undefined;
+      if (mode !== undefined) chmodSync(tmp, mode);
+      renameSync(tmp, target);
+    } catch (err) {
+      if (fd !== undefined) {
+        try {
+          closeSync(fd);
+        } catch {
+          // already closed
+        }
+      }
+      try {
+        unlinkSync(tmp);
+      } catch {
+        // never created or already renamed
+      }
+      throw err;
+    }
+  } finally {
+    folder.close();
   }
 }
 

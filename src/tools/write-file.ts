@@ -22,7 +22,7 @@ export const writeFileTool: Tool<WriteFileInput> = {
   schema,
   readOnly: false,
   async run(input, ctx): Promise<ToolOutcome> {
-    const { abs, rel } = resolveInWorkspace(ctx, input.path);
+    const { abs, rel, root } = resolveInWorkspace(ctx, input.path);
     let before: { size: number } | null = null;
     try {
       const st = statSync(abs);
@@ -38,7 +38,7 @@ export const writeFileTool: Tool<WriteFileInput> = {
     const preview = input.content.length > PREVIEW_CHARS ? `${input.content.slice(0, PREVIEW_CHARS)}\n… [${fmt(input.content.length - PREVIEW_CHARS)} more chars]` : input.content;
     const refused = await refusal(ctx, "write_file", summary, `The user denied permission to write ${rel}.`, preview);
     if (refused) return fail(refused);
-    atomicWrite(abs, input.content);
+    atomicWrite(abs, input.content, root);
     const st = statSync(abs);
     // What the model just wrote is what a full read would show.
     ctx.readState.set(abs, { mtimeMs: st.mtimeMs, size: st.size });
