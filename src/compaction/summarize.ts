@@ -93,6 +93,32 @@ export function dropOldestRounds(history: readonly Message[], counter: TokenCoun
   return [{ ...first, content: [...blocksOf(first), note] }, ...history.slice(cut)];
 }
 
+/**
+ * The history with its largest text or tool-result block cut by about `over` tokens (head and
+ * tail kept, a note in the middle); undefined when no block is large enough to cut.
+ */
+export function clipLargestBlock(history: readonly Message[], counter: TokenCounter, over: number): Message[] | undefined {
+  let best: { mi: number; bi: number; tokens: number; text: string } | undefined;
+  history.forEach((m, mi) => {
+    blocksOf(m).forEach((b, bi) => {
+      const text = b.type === "text" ? b.text : b.type === "tool_result" && typeof b.content === "string" ? b.content : undefined;
+      if (text === undefined || text.length < 4_000) return;
+      const tokens = counter.block(b);
+      if (!best || tokens > best.tokens) best = { mi, bi, tokens, text };
+    });
+  });
+  if (!best) return undefined;
+  const { mi, bi, tokens, text } = best as { mi: number; bi: number; tokens: number; text: string };
+  const perChar = tokens / text.length;
+  const keep = Math.max(2_000, Math.floor(text.length - (over * 1.15) / perChar));
+  if (keep >= text.length) return undefined;
+  const head = text.slice(0, Math.floor(keep * 0.7));
+  const tail = text.slice(text.length - Math.floor(keep * 0.3));
+  const cut = `${head}\n[lethe: ${(text.length - head.length - tail.length).toLocaleString("en-US")} characters cut from this block for the summary request to fit the window; the whole text is in the transcript]\n${tail}`;
+  const blocks = blocksOf(history[mi]!).map((b, i) => (i !== bi ? b : b.type === "text" ? { ...b, text: cut } : { ...b, content: cut }));
+  return history.map((m, i) => (i === mi ? { ...m, content: blocks } : m)) as Message[];
+}
+
 export interface SummarizeArgs {
   client: ModelClient;
   model: string;
@@ -128,13 +154,23 @@ export async function summarize(args: SummarizeArgs): Promise<SummarizeResult> {
   // Never send a summary request we already know is over the window (estimate, with a margin).
   if (args.contextWindow) {
     const limit = args.contextWindow * 0.95;
+    const size = () => (args.fixedTokens ?? 0) + args.counter.messages(build().messages) + args.maxTokens;
     for (let i = 0; i < 8; i++) {
-      const size = (args.fixedTokens ?? 0) + args.counter.messages(build().messages) + args.maxTokens;
-      if (size <= limit) break;
-      const shrunk = dropOldestRounds(history, args.counter, (size - limit) * 1.1);
+      const now = size();
+      if (now <= limit) break;
+      const shrunk = dropOldestRounds(history, args.counter, (now - limit) * 1.1);
       if (shrunk.length >= history.length) break;
       history = shrunk;
     }
+    // What dropping rounds cannot fix (one huge message, say a 6 MB paste): cut the largest
+    // blocks, head and tail kept, until the request fits. Never send what is known to be over.
+    for (let i = 0; i < 16 && size() > limit; i++) {
+      const clipped = clipLargestBlock(history, args.counter, size() - limit);
+      if (!clipped) break;
+      history = clipped;
+    }
+    const final = size();
+    if (final > limit) throw new ModelError("prompt_too_long", `lethe: the summary request would be ${Math.round(final).toLocaleString("en-US")} tokens, over the ${Math.round(limit).toLocaleString("en-US")} the window allows, and could not be shrunk; not sending it`);
   }
   for (let attempt = 0; ; attempt++) {
     const request = build();
