@@ -5,6 +5,7 @@
 import { readFileSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import type { Message } from "./messages/types.ts";
+import { LetheInputError, checkHistory, checkMessage } from "./messages/input.ts";
 import { type Fix, type Violation, repair, validate } from "./messages/invariants.ts";
 import { type CompactionConfig, type DeepPartial, autoCompactThreshold, resolveConfig } from "./compaction/config.ts";
 import { type PrepareResult, prepare } from "./compaction/pipeline.ts";
@@ -107,19 +108,24 @@ export interface Engine {
 
 /** Bad options are a one-line error at the door, never a NaN threshold or a layer that loops. */
 function checkOptions(opts: EngineOptions): void {
-  if (opts === null || typeof opts !== "object") throw new TypeError(`lethe: createEngine needs an options object ({ contextWindow, maxOutputTokens, … }), got ${opts === null ? "null" : typeof opts}`);
+  if (opts === null || typeof opts !== "object") throw new LetheInputError("createEngine", `needs an options object ({ contextWindow, maxOutputTokens, … }), got ${opts === null ? "null" : typeof opts}`);
   const { contextWindow: w, maxOutputTokens: out } = opts;
-  if (typeof w !== "number" || !Number.isSafeInteger(w) || w <= 0) throw new RangeError(`lethe: contextWindow must be a positive whole number of tokens, got ${w === undefined ? "nothing" : JSON.stringify(w)}`);
-  if (typeof out !== "number" || !Number.isSafeInteger(out) || out < 0) throw new RangeError(`lethe: maxOutputTokens must be a whole number of tokens ≥ 0, got ${out === undefined ? "nothing" : JSON.stringify(out)}`);
-  if (out >= w) throw new RangeError(`lethe: maxOutputTokens (${out}) must be below contextWindow (${w})`);
-  if (opts.config !== undefined && (opts.config === null || typeof opts.config !== "object" || Array.isArray(opts.config))) throw new RangeError("lethe: config must be an object of compaction settings");
+  if (typeof w !== "number" || !Number.isSafeInteger(w) || w <= 0) throw new LetheInputError("createEngine", "", `lethe: contextWindow must be a positive whole number of tokens, got ${w === undefined ? "nothing" : JSON.stringify(w)}`);
+  if (typeof out !== "number" || !Number.isSafeInteger(out) || out < 0) throw new LetheInputError("createEngine", "", `lethe: maxOutputTokens must be a whole number of tokens ≥ 0, got ${out === undefined ? "nothing" : JSON.stringify(out)}`);
+  if (out >= w) throw new LetheInputError("createEngine", "", `lethe: maxOutputTokens (${out}) must be below contextWindow (${w})`);
+  if (opts.config !== undefined && (opts.config === null || typeof opts.config !== "object" || Array.isArray(opts.config))) throw new LetheInputError("createEngine", "", "lethe: config must be an object of compaction settings");
   const th = opts.config?.threshold?.tokens;
-  if (typeof th === "number" && th >= w) throw new RangeError(`lethe config: threshold.tokens (${th}) must be below contextWindow (${w})`);
+  if (typeof th === "number" && th >= w) throw new LetheInputError("createEngine", "", `lethe config: threshold.tokens (${th}) must be below contextWindow (${w})`);
 }
 
 export function createEngine(opts: EngineOptions): Engine {
   checkOptions(opts);
-  const config = resolveConfig(opts.config);
+  let config: CompactionConfig;
+  try {
+    config = resolveConfig(opts.config);
+  } catch (e) {
+    throw new LetheInputError("config", "", (e as Error).message);
+  }
   const window: ModelWindow = { contextWindow: opts.contextWindow, maxOutputTokens: opts.maxOutputTokens };
   const store = opts.store ?? (opts.sessionDir ? createFileStore(join(opts.sessionDir, "tool-results")) : createMemoryStore());
   const counter = createTokenCounter();
@@ -276,6 +282,9 @@ export function createEngine(opts: EngineOptions): Engine {
     },
 
     observe(sent, reply, usage, call = {}) {
+      checkHistory(sent, "observe: sent");
+      checkMessage(reply, "observe: reply");
+      if (usage === null || typeof usage !== "object") throw new LetheInputError("observe: usage", `must be the provider's usage object, got ${usage === null ? "null" : typeof usage}`);
       lastResponseAt = now();
       meter.observe(sent, reply, usage, call.fixedTokens ?? 0);
     },

@@ -15,6 +15,7 @@ export { createContextMeter, usageTotal, type ContextMeter, type Usage } from ".
 export { createEngine, InvariantError, type Engine, type EngineOptions, type EnginePrepareResult } from "./engine.ts";
 export { validate, repair, isValid, type Violation, type ViolationKind, type Fix, type FixKind } from "./messages/invariants.ts";
 export { toOpenAI, fromOpenAI } from "./messages/openai.ts";
+export { LetheInputError, checkHistory } from "./messages/input.ts";
 export type * from "./messages/openai-types.ts";
 export { createCompactor, ThrashError, CompactionBlockedError, type Compactor, type CompactHooks, type Summarizer } from "./compaction/compactor.ts";
 export { digest } from "./compaction/digest.ts";

@@ -1,6 +1,7 @@
 // fromOpenAI: OpenAI Chat Completions messages → lethe's Anthropic-shape history (see
 // ./openai.ts for the mapping). The decoders are also what ./openai-to.ts checks its output
 // against, to write a `lethe` extension only when the plain decoding would differ.
+import { LetheInputError } from "./input.ts";
 import type { ContentBlock, ImageBlock, Message, ToolResultBlock, ToolResultContentBlock, ToolUseBlock } from "./types.ts";
 import type {
   OpenAIAssistantMessage,
@@ -23,7 +24,11 @@ function decodeToolCall(c: OpenAIToolCall, i: number): ToolUseBlock {
 
 export function decodeAssistant(m: OpenAIAssistantMessage, i: number): Message {
   const texts = textsOf(m.content, i);
+  const rawCalls: unknown = m.tool_calls;
+  if (rawCalls != null && !Array.isArray(rawCalls)) fail("fromOpenAI", i, "has tool_calls that is not a list");
   const calls = (m.tool_calls ?? []).map((c) => decodeToolCall(c, i));
+  const rawExt: unknown = m.lethe;
+  if (rawExt != null && (!isObject(rawExt) || (rawExt.blocks !== undefined && !Array.isArray(rawExt.blocks)))) fail("fromOpenAI", i, "has a malformed lethe extension");
   const reasoning = typeof m.reasoning_content === "string" ? m.reasoning_content : undefined;
   const ext = m.lethe;
   if (ext?.string) {
@@ -101,6 +106,7 @@ function systemText(m: OpenAISystemMessage, i: number): string {
  * messages, wherever they are, join (blank-line separated) into `system`.
  */
 export function fromOpenAI(messages: readonly OpenAIMessage[]): { system?: string; messages: Message[] } {
+  if (!Array.isArray(messages as unknown)) throw new LetheInputError("fromOpenAI: messages", `must be an array of chat messages, got ${messages === null ? "null" : typeof messages}`);
   const out: Message[] = [];
   const system: string[] = [];
   let pending = new Set<string>();
@@ -129,7 +135,7 @@ export function fromOpenAI(messages: readonly OpenAIMessage[]): { system?: strin
       case "assistant":
         close();
         out.push(decodeAssistant(m, i));
-        pending = new Set((m.tool_calls ?? []).map((c) => c.id));
+        pending = new Set(Array.isArray(m.tool_calls) ? m.tool_calls.map((c) => c.id) : []);
         return;
       case "tool": {
         if (!pending.has(m.tool_call_id)) {

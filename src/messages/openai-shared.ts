@@ -1,5 +1,6 @@
 // What both directions of the OpenAI converters (./openai-to.ts, ./openai-from.ts) use: errors,
 // tool call arguments, images and content parts.
+import { LetheInputError } from "./input.ts";
 import type { ContentBlock, ImageBlock } from "./types.ts";
 import type { OpenAIImagePart, OpenAITextPart, OpenAIUserPart } from "./openai-types.ts";
 
@@ -8,7 +9,7 @@ type Side = "toOpenAI" | "fromOpenAI";
 
 /** Throws "<side>: message <i> <what>": the converters reject what they cannot convert faithfully. */
 export function fail(side: Side, i: number, what: string): never {
-  throw new Error(`${side}: message ${i} ${what}`);
+  throw new LetheInputError(`${side}: message ${i}`, what, `${side}: message ${i} ${what}`);
 }
 
 export function isObject(v: unknown): v is Obj {

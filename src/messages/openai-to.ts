@@ -1,6 +1,7 @@
 // toOpenAI: lethe's Anthropic-shape history → OpenAI Chat Completions messages (see ./openai.ts
 // for the mapping). Each encoder decodes its own output (./openai-from.ts) and adds a `lethe`
 // extension only when that would not give the original back.
+import { LetheInputError, checkBlock } from "./input.ts";
 import { isDeepStrictEqual } from "node:util";
 import type { ContentBlock, ImageBlock, Message, ToolResultBlock } from "./types.ts";
 import type {
@@ -128,12 +129,25 @@ function stripResult(b: ToolResultBlock, carried: ToolResultBlock["content"]): O
 
 /** Anthropic-shape history → OpenAI Chat Completions messages. */
 export function toOpenAI(messages: readonly Message[], opts: ToOpenAIOptions = {}): OpenAIMessage[] {
+  if (!Array.isArray(messages as unknown)) throw new LetheInputError("toOpenAI: messages", `must be an array of messages, got ${messages === null ? "null" : typeof messages}`);
   const strict = opts.strict === true;
   const out: OpenAIMessage[] = [];
   if (opts.system !== undefined) out.push({ role: "system", content: opts.system });
   let pending = new Set<string>(); // tool_use ids a tool message may still answer
   messages.forEach((m, i) => {
     if (!isObject(m)) fail("toOpenAI", i, "is not an object");
+    const c = (m as { content?: unknown }).content;
+    if (typeof c !== "string" && !Array.isArray(c)) fail("toOpenAI", i, "has content that is neither a string nor a list of blocks");
+    if (Array.isArray(c)) {
+      c.forEach((b, k) => {
+        try {
+          checkBlock(b, `block ${k}`);
+        } catch (e) {
+          if (!(e instanceof LetheInputError)) throw e;
+          fail("toOpenAI", i, `has a malformed ${e.message.replace(/^lethe: /, "")}`);
+        }
+      });
+    }
     if (m.role === "assistant") {
       out.push(encodeAssistant(m, i, strict));
       pending = new Set(typeof m.content === "string" ? [] : m.content.flatMap((b) => (b.type === "tool_use" ? [b.id] : [])));

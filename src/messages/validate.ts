@@ -13,6 +13,7 @@
 // - in a user message, tool_result blocks come before every other block.
 //
 // Both functions are O(total blocks) and never serialise content.
+import { checkHistory } from "./input.ts";
 import type { ContentBlock, Message, Role, ToolResultBlock } from "./types.ts";
 
 export type ViolationKind =
@@ -74,6 +75,7 @@ interface PendingUse {
  * An empty array means the history can be sent.
  */
 export function validate(history: readonly Message[], opts: ValidateOptions = {}, firstOnly = false): Violation[] {
+  checkHistory(history);
   const out: Violation[] = firstOnly ? new FirstOnly() : [];
   try {
     check(history, opts, out);
