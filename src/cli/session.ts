@@ -7,7 +7,7 @@ import { blocksOf } from "../messages/blocks.ts";
 import type { ContentBlock, Message } from "../messages/types.ts";
 import { createCommandHooks } from "../hooks/compact-hooks.ts";
 import type { ModelClient, ToolDefinition } from "../model/types.ts";
-import { type SessionPaths, createSessionDir, latestSession, resolveSession } from "../session/paths.ts";
+import { type SessionPaths, createSessionDir, latestSession, listSessions, resolveSession } from "../session/paths.ts";
 import { type TranscriptWriter, loadTranscript, openTranscript, resumeContext } from "../session/transcript.ts";
 import type { Usage } from "../tokens/meter.ts";
 import { createToolset, toolDefinitions } from "../tools/index.ts";
@@ -17,7 +17,7 @@ import { type AgentEvent, type AgentOptions, type AgentResult, type CompactionRe
 import { subagentSystemPrompt, systemPrompt } from "../agent/prompt.ts";
 import { type LoadedInstructions, loadInstructions, renderInstructions } from "../agent/instructions.ts";
 import { homedir } from "node:os";
-import { rmSync } from "node:fs";
+import { existsSync, rmSync, statSync } from "node:fs";
 import { type SessionLock, lockSession } from "../session/lock.ts";
 import { USER_MESSAGE_PREFIX, LATEST_REQUEST_PREFIX } from "../compaction/retain.ts";
 import type { RunConfig } from "./config.ts";
@@ -207,7 +207,16 @@ export class AgentSession {
     if (opts.resume !== undefined) return this.open(resolveSession(this.cfg.workspace, opts.resume), true);
     if (opts.continueLatest) {
       const latest = latestSession(this.cfg.workspace);
-      if (!latest) throw new ConfigError(`lethe: no session to continue in ${this.cfg.workspace} (start one without --continue)`);
+      if (!latest) {
+        // Sessions whose transcripts hold no readable message are not "no session": say what is wrong.
+        const unreadable = listSessions(this.cfg.workspace).find((x) => x.messageCount === 0 && existsSync(x.transcript) && statSync(x.transcript).size > 0);
+        if (unreadable) {
+          const loaded = loadTranscript(unreadable.transcript);
+          const why = loaded.errors[0] ?? loaded.warnings[0] ?? "no message could be read from it";
+          throw new ConfigError(`lethe: the latest session ${unreadable.id} has no readable message (${oneLine(why, 160)}); start a new session, or look at ${unreadable.transcript}`);
+        }
+        throw new ConfigError(`lethe: no session to continue in ${this.cfg.workspace} (start one without --continue)`);
+      }
       return this.open(latest, true);
     }
     this.open(createSessionDir(this.cfg.workspace), false);

@@ -140,10 +140,13 @@ export class AnthropicAssembler {
   model = "";
   started = false;
   stopped = false;
+  /** Events seen (any type, pings included). */
+  events = 0;
 
   constructor(private readonly onEvent?: (e: StreamEvent) => void) {}
 
   add(event: RawMessageStreamEvent): void {
+    this.events++;
     switch (event.type) {
       case "message_start": {
         this.started = true;
@@ -214,6 +217,10 @@ export class AnthropicAssembler {
 
   /** The complete reply; throws a network ModelError when the stream ended early. */
   finish(requestedModel: string): ModelResponse {
+    if (!this.started && this.events === 0) {
+      // A 200 that is not an event stream (a proxy's page, a non-streaming endpoint), not a cut connection.
+      throw new ModelError("server", "anthropic: the server answered 200 but sent no stream events (not an event stream: check the base URL, or a proxy in between)");
+    }
     if (!this.started || !this.stopped) {
       const what = this.started ? "before message_stop" : "before message_start";
       throw new ModelError("network", `anthropic: stream ended ${what} (connection cut mid-stream)`);

@@ -147,6 +147,10 @@ export class OpenAIAssembler {
 
   /** The complete reply; throws a network ModelError when the stream ended early. */
   finish(requestedModel: string, estimate: () => Usage): ModelResponse {
+    if (this.finishReason === null && this.chunks === 0) {
+      // A 200 that is not an event stream (a proxy's page, a non-streaming endpoint), not a cut connection.
+      throw new ModelError("server", "openai: the server answered 200 but sent no stream chunks (not an event stream: check the base URL, or a proxy in between)");
+    }
     if (this.finishReason === null) {
       throw new ModelError("network", `openai: stream ended without a finish_reason after ${this.chunks} chunks (connection cut mid-stream)`);
     }
