@@ -7,7 +7,7 @@
 // Session ids sort by creation time (UTC, fixed width) and end in a random part, using only
 // filename-safe characters: 20250314-101502-123-9f86d081e2.
 import { randomBytes } from "node:crypto";
-import { mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { accessSync, constants, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Message } from "../messages/types.ts";
 import { loadTranscript } from "./transcript.ts";
@@ -84,21 +84,50 @@ export function sessionPaths(workspace: string, id: string): SessionPaths {
 /** Creates <workspace>/.lethe/ and its .gitignore ("*") when missing; returns the folder. */
 export function ensureLetheDir(workspace: string): string {
   const dir = letheDir(workspace);
-  mkdirSync(dir, { recursive: true });
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (err) {
+    throw storageError(workspace, dir, err);
+  }
   try {
     // "wx": never overwrite a .gitignore someone already has (or is writing right now).
     writeFileSync(join(dir, ".gitignore"), "*\n", { flag: "wx" });
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw storageError(workspace, dir, err);
   }
   return dir;
+}
+
+export class SessionStorageError extends Error {
+  readonly exitCode = 1;
+}
+
+/**
+ * Why lethe cannot keep its sessions in the workspace, in words: a read-only file system makes
+ * mkdir -p report ENOENT, which would send the user looking for a missing folder.
+ */
+function storageError(workspace: string, dir: string, err: unknown): Error {
+  const code = (err as NodeJS.ErrnoException).code;
+  let cause = code;
+  try {
+    accessSync(workspace, constants.W_OK);
+  } catch (e) {
+    cause = (e as NodeJS.ErrnoException).code ?? cause;
+  }
+  const why =
+    cause === "EROFS" ? "the file system is read-only" : cause === "EACCES" || cause === "EPERM" ? "permission denied" : cause === "ENOSPC" ? "the disk is full" : `${(err as Error).message}`;
+  return new SessionStorageError(`lethe: cannot keep the session in ${dir}: ${why}${cause && why !== (err as Error).message ? ` (${cause})` : ""}; run lethe in a folder you can write to`);
 }
 
 /** Creates a session folder (and tool-results/ in it); the transcript is created by openTranscript. */
 export function createSessionDir(workspace: string, id: string = newSessionId()): SessionPaths {
   ensureLetheDir(workspace);
   const paths = sessionPaths(workspace, id);
-  mkdirSync(paths.toolResults, { recursive: true });
+  try {
+    mkdirSync(paths.toolResults, { recursive: true });
+  } catch (err) {
+    throw storageError(workspace, paths.dir, err);
+  }
   return paths;
 }
 

@@ -42,3 +42,25 @@ test("--continue with a garbage transcript names the session and what is wrong, 
     ws.cleanup();
   }
 });
+
+test("a read-only workspace says so (not 'ENOENT … mkdir')", async () => {
+  const { spawnSync } = await import("node:child_process");
+  const { chmodSync, mkdtempSync, rmSync } = await import("node:fs");
+  const { tmpdir } = await import("node:os");
+  const ws = makeWorkspace();
+  const dir = mkdtempSync(join(tmpdir(), "lethe-ro-"));
+  // A real read-only file system where we may mount one (root); otherwise a folder we may not write.
+  const mounted = spawnSync("mount", ["-t", "tmpfs", "-o", "size=1m,ro", "tmpfs", dir]).status === 0;
+  if (!mounted) chmodSync(dir, 0o555);
+  try {
+    const r = await runCli(["--provider", "anthropic", "--cwd", dir, "-p", "hi"], { env: cliEnv(ws, keyEnv("anthropic")) });
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, mounted ? /cannot keep the session in .*\.lethe: the file system is read-only \(EROFS\); run lethe in a folder you can write to/ : /cannot keep the session in .*\.lethe: permission denied/);
+    assert.doesNotMatch(r.stderr, /ENOENT/);
+  } finally {
+    if (mounted) spawnSync("umount", [dir]);
+    else chmodSync(dir, 0o755);
+    rmSync(dir, { recursive: true, force: true });
+    ws.cleanup();
+  }
+});
