@@ -24,19 +24,19 @@ function sameRole(n: number): Message[] {
   return h;
 }
 
-/** Best of 5, each on a freshly built history (no memo carried over), after one warm-up. */
+/** Median of 7, each on a freshly built history (no memo carried over), after one warm-up. */
 function time(make: () => Message[], run: (h: Message[]) => void): number {
   run(make());
-  let best = Infinity;
+  const runs: number[] = [];
   const gc = (globalThis as { gc?: () => void }).gc;
-  for (let r = 0; r < 5; r++) {
+  for (let r = 0; r < 7; r++) {
     const h = make();
     gc?.(); // each run starts from a collected heap, at both sizes alike
     const t0 = performance.now();
     run(h);
-    best = Math.min(best, performance.now() - t0);
+    runs.push(performance.now() - t0);
   }
-  return best;
+  return runs.sort((a, b) => a - b)[3]!;
 }
 
 const results: Record<string, { ms10k: number; ms100k: number; ratio: number }> = {};

@@ -194,14 +194,17 @@ export function repair(history: readonly Message[], opts: RepairOptions = {}): R
     }
   };
 
+  const waiting = new Map<string, { list: Array<{ id: string; name: string; claimed: boolean }>; next: number }>();
+  const order: Array<{ id: string; name: string; claimed: boolean }> = [];
   for (let j = 0; j < out.length; j++) {
     const e = out[j]!;
     if (e.role !== "assistant") continue;
 
     // Rename duplicate ids; remember, per original id, the uses still waiting for a result.
     // Per original id, the uses in order and how many are claimed (a cursor, not a scan).
-    const waiting = new Map<string, { list: Array<{ id: string; name: string; claimed: boolean }>; next: number }>();
-    const order: Array<{ id: string; name: string; claimed: boolean }> = [];
+    // One map and list for the whole pass, emptied per message: no allocation per message.
+    waiting.clear();
+    order.length = 0;
     let renamed: ContentBlock[] | null = null;
     for (let k = 0; k < e.blocks.length; k++) {
       const b = e.blocks[k]!;
@@ -313,7 +316,7 @@ export function repair(history: readonly Message[], opts: RepairOptions = {}): R
       });
     }
     if (changed) {
-      next.blocks = results.concat(rest);
+      next.blocks = rest.length > 0 ? results.concat(rest) : results;
       next.orig = null;
     }
   }
