@@ -66,3 +66,33 @@ test("a base URL with user:KEY@ and a failing server: no credential on stderr or
     ws.cleanup();
   }
 });
+
+test("every error path (a server echoing the key in a 401, 5xx, a cut stream, a malformed event, rate limits): no credential in any output or file", async () => {
+  const faults: Step[] = [
+    { fault: "status", status: 401, body: { type: "error", error: { type: "authentication_error", message: `invalid x-api-key ${KEY}` } } },
+    { fault: "server_error" },
+    { fault: "cut", afterEvents: 2 },
+    { fault: "malformed", afterEvents: 1 },
+    { fault: "rate_limit", retryAfterMs: 1 },
+    { fault: "stream_error", message: `upstream said ${KEY}` },
+  ];
+  for (const provider of ["anthropic", "openai"] as const) {
+    for (const fault of faults) {
+      const fake = await startFake(provider, { script: (): Step => fault });
+      const ws = makeWorkspace({ retry: { maxAttempts: 2, baseMs: 1, maxMs: 2 } });
+      try {
+        for (const format of ["text", "json", "stream-json"]) {
+          const r = await runCli([...providerArgs(provider, fake), "--cwd", ws.dir, "--verbose", "--output-format", format, "-p", "hello"], {
+            env: cliEnv(ws, provider === "anthropic" ? { ANTHROPIC_API_KEY: KEY } : { OPENAI_API_KEY: KEY }),
+          });
+          assert.notEqual(r.code, 0, `${provider} ${JSON.stringify(fault)}`);
+          assert.doesNotMatch(r.stdout + r.stderr, /SECRET/, `${provider} ${JSON.stringify(fault)} ${format}: ${r.stdout}${r.stderr}`);
+        }
+        for (const f of allFiles(join(ws.dir, ".lethe"))) assert.doesNotMatch(readFileSync(f, "utf8"), /SECRET/, f);
+      } finally {
+        await fake.close();
+        ws.cleanup();
+      }
+    }
+  }
+});
