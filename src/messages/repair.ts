@@ -194,8 +194,9 @@ export function repair(history: readonly Message[], opts: RepairOptions = {}): R
     }
   };
 
-  const waiting = new Map<string, { list: Array<{ id: string; name: string; claimed: boolean }>; next: number }>();
-  const order: Array<{ id: string; name: string; claimed: boolean }> = [];
+  const waiting: Waiting = new Map();
+  const order: Use[] = [];
+  const st: PairState = { waiting, fixes, results: [], e: out[0]!, next: out[0]!, changed: false };
   for (let j = 0; j < out.length; j++) {
     const e = out[j]!;
     if (e.role !== "assistant") continue;
@@ -245,55 +246,27 @@ export function repair(history: readonly Message[], opts: RepairOptions = {}): R
       out.push(next);
     }
 
+    // One state object for the whole pass and a module-level claim(): no closure per message
+    // (a 100k-message repair was spending more time collecting garbage than pairing).
     const results: ContentBlock[] = [];
     const rest: ContentBlock[] = [];
-    let changed = e.misplaced.length > 0;
+    st.results = results;
+    st.e = e;
+    st.next = next;
+    st.changed = e.misplaced.length > 0;
     let reordered = false;
-    const claim = (b: ToolResultBlock, moved: boolean) => {
-      const q = waiting.get(b.tool_use_id);
-      const w = q && q.next < q.list.length ? q.list[q.next++] : undefined;
-      if (!w) {
-        changed = true;
-        if (waiting.has(b.tool_use_id)) {
-          fixes.push({
-            kind: "dropped_duplicate_tool_result",
-            index: next!.src,
-            toolUseId: b.tool_use_id,
-            message: `dropped a second tool_result for tool_use ${b.tool_use_id}`,
-          });
-        } else {
-          dropOrphan(fixes, next!.src, b);
-        }
-        return;
-      }
-      w.claimed = true;
-      if (moved) {
-        fixes.push({
-          kind: "moved_misplaced_tool_result",
-          index: e.src,
-          toolUseId: b.tool_use_id,
-          message: `moved tool_result ${b.tool_use_id} from an assistant message to the user message after it`,
-        });
-      }
-      if (w.id !== b.tool_use_id) {
-        changed = true;
-        results.push({ ...b, tool_use_id: w.id });
-      } else {
-        results.push(b);
-      }
-    };
-    for (const r of e.misplaced) claim(r, true);
+    for (const r of e.misplaced) claimResult(st, r, true);
     for (const b of next.blocks) {
       if (b.type !== "tool_result") {
         rest.push(b);
         continue;
       }
       if (rest.length > 0) reordered = true;
-      claim(b, false);
+      claimResult(st, b, false);
     }
     for (const w of order) {
       if (w.claimed) continue;
-      changed = true;
+      st.changed = true;
       results.push({
         type: "tool_result",
         tool_use_id: w.id,
@@ -308,14 +281,14 @@ export function repair(history: readonly Message[], opts: RepairOptions = {}): R
       });
     }
     if (reordered) {
-      changed = true;
+      st.changed = true;
       fixes.push({
         kind: "moved_tool_result_first",
         index: next.src,
         message: `moved tool_result blocks before the other blocks of a user message`,
       });
     }
-    if (changed) {
+    if (st.changed) {
       next.blocks = rest.length > 0 ? results.concat(rest) : results;
       next.orig = null;
     }
@@ -326,6 +299,52 @@ export function repair(history: readonly Message[], opts: RepairOptions = {}): R
     return e.base ? { ...e.base, role: e.role, content: e.blocks } : { role: e.role, content: e.blocks };
   });
   return { history: repaired, fixes };
+}
+
+type Use = { id: string; name: string; claimed: boolean };
+type Waiting = Map<string, { list: Use[]; next: number }>;
+interface PairState {
+  waiting: Waiting;
+  fixes: Fix[];
+  results: ContentBlock[];
+  e: Entry;
+  next: Entry;
+  changed: boolean;
+}
+
+/** A tool_result claims the first unanswered use of its id (renamed ids follow), or is dropped. */
+function claimResult(st: PairState, b: ToolResultBlock, moved: boolean): void {
+  const q = st.waiting.get(b.tool_use_id);
+  const w = q && q.next < q.list.length ? q.list[q.next++] : undefined;
+  if (!w) {
+    st.changed = true;
+    if (q) {
+      st.fixes.push({
+        kind: "dropped_duplicate_tool_result",
+        index: st.next.src,
+        toolUseId: b.tool_use_id,
+        message: `dropped a second tool_result for tool_use ${b.tool_use_id}`,
+      });
+    } else {
+      dropOrphan(st.fixes, st.next.src, b);
+    }
+    return;
+  }
+  w.claimed = true;
+  if (moved) {
+    st.fixes.push({
+      kind: "moved_misplaced_tool_result",
+      index: st.e.src,
+      toolUseId: b.tool_use_id,
+      message: `moved tool_result ${b.tool_use_id} from an assistant message to the user message after it`,
+    });
+  }
+  if (w.id !== b.tool_use_id) {
+    st.changed = true;
+    st.results.push({ ...b, tool_use_id: w.id });
+  } else {
+    st.results.push(b);
+  }
 }
 
 function entry(role: Role, blocks: ContentBlock[], orig: Message | null, base: Message | null, src: number): Entry {
