@@ -19,6 +19,7 @@
 // Layout: ./types.ts (options, events, result, compaction records), ./model-call.ts (one call
 // with retries and the fallback model), ./tool-batch.ts (running one message's tool calls),
 // ./subagent.ts (task); this file the turn loop itself.
+import { RETRACTED_EVENT } from "../session/transcript.ts";
 import { toolUsesOf } from "../messages/blocks.ts";
 import type { ContentBlock, Message, ToolUseBlock } from "../messages/types.ts";
 import { type Engine, OverWindowError } from "../engine.ts";
@@ -81,8 +82,11 @@ export async function runAgent(start: readonly Message[], prompt: string | undef
   const tools = opts.tools ?? (toolset ? (toolDefinitions(toolset) as ToolDefinition[]) : undefined);
   const shape = { system: opts.system, tools, fixedTokens: fixedTokensOf(engine, opts.system, tools), signal };
   const note = (events: readonly CompactionEvent[], tokensAfter: number) => void compactions.push(...reportCompactions(events, tokensAfter, emit));
+  /** Transcript uuids of the messages this run appended (a refused turn is retracted by them). */
+  const appended: string[] = [];
   const append = (m: Message) => {
-    transcript?.appendMessage(m);
+    const entry = transcript?.appendMessage(m);
+    if (entry) appended.push(entry.uuid);
     history.push(m);
     emit({ type: "message", message: m });
   };
@@ -159,6 +163,8 @@ export async function runAgent(start: readonly Message[], prompt: string | undef
 
   const runBatch = createToolBatchRunner({ toolset, ctx, runTool: opts.runTool, signal, emit });
 
+  // Where this run's own messages start: a refusal takes everything from here out of the context.
+  const runStart = history.length;
   if (prompt !== undefined) append({ role: "user", content: [{ type: "text", text: prompt }] });
 
   let turns = 0;
@@ -201,6 +207,26 @@ export async function runAgent(start: readonly Message[], prompt: string | undef
       emit({ type: "response", usage: reply.usage, stopReason: reply.stopReason, model: caller.model() });
       engine.observe(sent, reply.message, reply.usage, shape);
 
+      if (reply.stopReason === "refusal") {
+        // The provider declined the request. Keeping the refused turn would make every later
+        // request carry it (and likely be refused again): take this run's messages out of the
+        // live context; the transcript keeps them, marked retracted, so a resume agrees.
+        finalText = textOf(reply.message);
+        transcript?.append({ type: "event", ts: new Date().toISOString(), name: RETRACTED_EVENT, uuids: appended.slice(), note: "the model declined this request (stop_reason refusal)" });
+        history = history.slice(0, runStart);
+        stop = "refusal";
+        break;
+      }
+      if (reply.stopReason === "pause_turn") {
+        // A long server-side turn paused (Anthropic server tools): send it back as it is to resume.
+        if (nonEmpty(reply.message)) append(reply.message);
+        emit({ type: "continuation", count: ++continuations });
+        if (continuations > maxContinuations * 3) {
+          stop = "max_tokens";
+          break;
+        }
+        continue;
+      }
       let message = reply.message;
       let truncatedCalls: ToolUseBlock[] = [];
       if (reply.stopReason === "max_tokens") {

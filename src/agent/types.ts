@@ -76,7 +76,7 @@ export type AgentEvent =
   | { type: "subagent"; id: string; phase: "start" | "end"; description?: string; transcript?: string }
   | { type: "subagent_event"; id: string; event: AgentEvent };
 
-export type AgentStop = "end_turn" | "max_turns" | "aborted" | "max_tokens";
+export type AgentStop = "end_turn" | "max_turns" | "aborted" | "max_tokens" | "refusal";
 
 export interface AgentResult {
   history: Message[];

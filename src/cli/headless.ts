@@ -182,6 +182,12 @@ export async function runHeadless(cfg: RunConfig, args: CliArgs, prompt: string,
       io.stderr.write("lethe: interrupted\n");
       return 130;
     }
+    if (r.stop === "refusal") {
+      const msg = "the model declined this request (stop_reason refusal); it was taken out of the session's context, so the session can go on with another request";
+      if (format !== "text") line(io.stdout, result(r, msg));
+      io.stderr.write(`lethe: ${msg}\n`);
+      return 1;
+    }
     if (format === "text") io.stdout.write(r.text.endsWith("\n") || r.text === "" ? r.text : `${r.text}\n`);
     else line(io.stdout, result(r));
     if (r.stop === "max_turns") {

@@ -302,6 +302,7 @@ export async function runRepl(cfg: RunConfig, args: CliArgs, version: string, io
       if (r.stop === "aborted") print(s.yellow("Interrupted. The turn was cancelled; the session goes on."));
       else if (r.stop === "max_turns") print(s.yellow(`Stopped after ${r.turns} turns (--max-turns).`));
       else if (r.stop === "max_tokens") print(s.yellow("The reply was cut off by the output token limit."));
+      else if (r.stop === "refusal") print(s.yellow("The model declined this request (refusal). It was taken out of the context; the session goes on."));
       print(statusLine(session.breakdown(), session.cost(), s));
     } catch (e) {
       md?.flush();

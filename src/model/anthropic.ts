@@ -116,6 +116,7 @@ export function mapAnthropicStopReason(reason: string | null | undefined): StopR
     case "max_tokens":
     case "stop_sequence":
     case "refusal":
+    case "pause_turn":
       return reason;
     case "model_context_window_exceeded": // output cut because the window filled up
       return "max_tokens";

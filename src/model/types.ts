@@ -22,7 +22,7 @@ export interface ModelRequest {
   signal?: AbortSignal;
 }
 
-export type StopReason = "end_turn" | "tool_use" | "max_tokens" | "stop_sequence" | "refusal" | "other";
+export type StopReason = "end_turn" | "tool_use" | "max_tokens" | "stop_sequence" | "refusal" | "pause_turn" | "other";
 
 export interface ModelResponse {
   /** The assistant message, complete (text, thinking, tool_use blocks). */

@@ -420,12 +420,18 @@ export function lastRebuildIndex(entries: readonly TranscriptEntry[]): number {
 export function resumeContext(entries: readonly TranscriptEntry[]): Message[] {
   const from = lastRebuildIndex(entries);
   const out: Message[] = from >= 0 ? [...((entries[from] as BoundaryEntry).history as Message[])] : [];
+  // Messages a later event retracted (a refused turn) are not part of the context.
+  const retracted = new Set<string>();
+  for (const e of entries) if (e.type === "event" && e.name === RETRACTED_EVENT && Array.isArray(e.uuids)) for (const u of e.uuids) if (typeof u === "string") retracted.add(u);
   for (let i = from + 1; i < entries.length; i++) {
     const e = entries[i] as TranscriptEntry;
-    if (e.type === "message") out.push((e as MessageEntry).message);
+    if (e.type === "message" && !retracted.has((e as MessageEntry).uuid)) out.push((e as MessageEntry).message);
   }
   return out;
 }
+
+/** An event listing message uuids taken out of the context (kept in the file, skipped on resume). */
+export const RETRACTED_EVENT = "retracted";
 
 /** The message entries of a transcript, in order. */
 export function messageEntries(entries: readonly TranscriptEntry[]): MessageEntry[] {
