@@ -64,6 +64,7 @@ const TOO_LONG_PATTERNS: RegExp[] = [
   /input token count.*exceeds the maximum/i, // Gemini OpenAI-compat
   /reduce the length of the (?:messages|prompt|input)/i,
   /request too large/i, // Anthropic 413 request_too_large
+  /`?inputs`? tokens \+ `?max_new_tokens`? must be <=/i, // TGI 422 validation
 ];
 
 /** "too many tokens" is overflow, except when it is a throttle ("…please wait", "per minute"). */
@@ -94,6 +95,10 @@ export function parsePromptTooLong(text: string): TooLong {
   // Anthropic: "input length and `max_tokens` exceed context limit: 195000 + 8192 > 200000"
   if ((m = new RegExp(`${N}\\s*\\+\\s*${N}\\s*>\\s*${N}`).exec(text))) {
     return { actualTokens: num(m[1])! + num(m[2])!, limitTokens: num(m[3]) };
+  }
+  // TGI: "`inputs` tokens + `max_new_tokens` must be <= 4096. Given: 4000 `inputs` tokens and 200 `max_new_tokens`"
+  if ((m = new RegExp(`must be <= ${N}\\.? Given: ${N} \`?inputs\`? tokens and ${N} \`?max_new_tokens`, "i").exec(text))) {
+    return { actualTokens: num(m[2])! + num(m[3])!, limitTokens: num(m[1]) };
   }
   // vLLM: "… your request has 3000 input tokens (2000 > 4096 - 3000)" (max_tokens too large)
   if ((m = new RegExp(`\\(${N}\\s*>\\s*${N}\\s*-\\s*${N}\\)`).exec(text))) {
