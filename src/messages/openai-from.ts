@@ -1,6 +1,7 @@
 // fromOpenAI: OpenAI Chat Completions messages → lethe's Anthropic-shape history (see
 // ./openai.ts for the mapping). The decoders are also what ./openai-to.ts checks its output
 // against, to write a `lethe` extension only when the plain decoding would differ.
+import { blocksOf } from "./blocks.ts";
 import { LetheInputError } from "./input.ts";
 import type { ContentBlock, ImageBlock, Message, ToolResultBlock, ToolResultContentBlock, ToolUseBlock } from "./types.ts";
 import type {
@@ -16,17 +17,22 @@ import { type Obj, decodeArgs, decodeUserPart, encodeImage, fail, isObject, text
 
 // ── assistant ─────────────────────────────────────────────────────────────────────
 
-function decodeToolCall(c: OpenAIToolCall, i: number): ToolUseBlock {
-  const ok = c?.type === "function" && typeof c.id === "string" && typeof c.function?.name === "string";
+function decodeToolCall(c: OpenAIToolCall, i: number, k: number): ToolUseBlock {
+  const ok = (c?.type === "function" || c?.type === undefined) && typeof c?.function?.name === "string";
   if (!ok || typeof c.function.arguments !== "string") fail("fromOpenAI", i, "has a malformed tool_call");
-  return { type: "tool_use", id: c.id, name: c.function.name, input: decodeArgs(c.function.arguments) };
+  // Some servers send calls without an id: give one (the tool messages that follow answer in order).
+  const id = typeof c.id === "string" && c.id !== "" ? c.id : `call_${i}_${k}`;
+  return { type: "tool_use", id, name: c.function.name, input: decodeArgs(c.function.arguments) };
 }
 
 export function decodeAssistant(m: OpenAIAssistantMessage, i: number): Message {
   const texts = textsOf(m.content, i);
   const rawCalls: unknown = m.tool_calls;
   if (rawCalls != null && !Array.isArray(rawCalls)) fail("fromOpenAI", i, "has tool_calls that is not a list");
-  const calls = (m.tool_calls ?? []).map((c) => decodeToolCall(c, i));
+  const legacy = (m as { function_call?: { name?: unknown; arguments?: unknown } }).function_call;
+  const listed = (m.tool_calls ?? []).map((c, k) => decodeToolCall(c, i, k));
+  // The legacy function_call (before tool_calls) is one call.
+  const calls = legacy && typeof legacy.name === "string" && listed.length === 0 ? [decodeToolCall({ type: "function", id: "", function: { name: legacy.name, arguments: typeof legacy.arguments === "string" ? legacy.arguments : "{}" } } as OpenAIToolCall, i, 0)] : listed;
   const rawExt: unknown = m.lethe;
   if (rawExt != null && (!isObject(rawExt) || (rawExt.blocks !== undefined && !Array.isArray(rawExt.blocks)))) fail("fromOpenAI", i, "has a malformed lethe extension");
   const reasoning = typeof m.reasoning_content === "string" ? m.reasoning_content : undefined;
@@ -110,6 +116,9 @@ export function fromOpenAI(messages: readonly OpenAIMessage[]): { system?: strin
   const out: Message[] = [];
   const system: string[] = [];
   let pending = new Set<string>();
+  let pendingOrder: string[] = [];
+  let pendingNames: string[] = [];
+  const answered = new Set<string>();
   let group: { at: number; results: ToolResultBlock[]; order: string | undefined } | undefined;
   const close = (rest: ContentBlock[] = []): void => {
     if (!group) return;
@@ -123,8 +132,12 @@ export function fromOpenAI(messages: readonly OpenAIMessage[]): { system?: strin
     let u = 0;
     out.push({ role: "user", content: [...order].map((c) => (c === "t" ? results[t++]! : rest[u++]!)) });
   };
-  messages.forEach((m, i) => {
+  messages.forEach((msg, i) => {
+    let m = msg;
     if (!isObject(m)) fail("fromOpenAI", i, "is not an object");
+    // The legacy role "function" (answering a function_call by name) is a tool message.
+    const legacyName = (m as { role: unknown }).role === "function" ? (m as { name?: unknown }).name : undefined;
+    if (legacyName !== undefined) m = { ...m, role: "tool" } as typeof m;
     switch (m.role) {
       case "system":
       case "developer":
@@ -132,12 +145,24 @@ export function fromOpenAI(messages: readonly OpenAIMessage[]): { system?: strin
         system.push(systemText(m, i));
         pending = new Set();
         return;
-      case "assistant":
+      case "assistant": {
         close();
-        out.push(decodeAssistant(m, i));
-        pending = new Set(Array.isArray(m.tool_calls) ? m.tool_calls.map((c) => c.id) : []);
+        const decoded = decodeAssistant(m, i);
+        out.push(decoded);
+        // The ids as decoded (synthesised for calls that came without one), in call order.
+        pendingOrder = blocksOf(decoded).filter((b): b is ToolUseBlock => b.type === "tool_use").map((b) => b.id);
+        pendingNames = blocksOf(decoded).filter((b): b is ToolUseBlock => b.type === "tool_use").map((b) => b.name);
+        pending = new Set(pendingOrder);
         return;
+      }
       case "tool": {
+        // A result without an id (or the legacy role "function", answering by name) answers the
+        // first call still waiting: rewrite it with that call's id.
+        if (typeof m.tool_call_id !== "string" || legacyName !== undefined) {
+          const k = pendingOrder.findIndex((id, j) => pending.has(id) && !answered.has(id) && (legacyName === undefined || pendingNames[j] === legacyName));
+          if (k >= 0) m = { ...m, tool_call_id: pendingOrder[k]! };
+        }
+        if (typeof m.tool_call_id === "string") answered.add(m.tool_call_id);
         if (!pending.has(m.tool_call_id)) {
           const id = JSON.stringify(m.tool_call_id);
           fail("fromOpenAI", i, `(tool) answers tool_call_id ${id}, which no preceding assistant tool_call has`);

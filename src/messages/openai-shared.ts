@@ -55,15 +55,40 @@ export function decodeImage(url: string): ImageBlock["source"] {
 
 export function encodeUserPart(b: ContentBlock): OpenAIUserPart | undefined {
   if (b.type === "text") return { type: "text", text: b.text };
-  if (b.type === "image") return encodeImage(b.source);
+  if (b.type === "image") {
+    const part = encodeImage(b.source);
+    if (part && typeof b.detail === "string") (part.image_url as { detail?: string }).detail = b.detail;
+    return part;
+  }
+  // A PDF document goes as a file part (what OpenAI's chat API takes for PDFs).
+  const d = b as Obj;
+  if (d.type === "document" && isObject(d.source) && d.source.type === "base64" && typeof d.source.data === "string") {
+    const mediaType = typeof d.source.media_type === "string" ? d.source.media_type : "application/pdf";
+    return { type: "file", file: { file_data: `data:${mediaType};base64,${d.source.data}`, ...(typeof d.title === "string" ? { filename: d.title } : {}) } } as unknown as OpenAIUserPart;
+  }
+  // Parts lethe has no block kind for came in from OpenAI and go back out as they were.
+  const raw = (b as Obj).openai_part;
+  if ((b as Obj).type === OPENAI_PART && isObject(raw)) return raw as unknown as OpenAIUserPart;
   return undefined;
 }
+
+/** A block kind holding an OpenAI content part lethe does not model (audio, files): kept, not dropped. */
+export const OPENAI_PART = "openai_part";
 
 export function decodeUserPart(p: OpenAIUserPart, i: number): ContentBlock {
   if (p?.type === "text" && typeof p.text === "string") return { type: "text", text: p.text };
   if (p?.type === "image_url" && typeof p.image_url?.url === "string") {
-    return { type: "image", source: decodeImage(p.image_url.url) };
+    const detail = (p.image_url as { detail?: unknown }).detail;
+    return { type: "image", source: decodeImage(p.image_url.url), ...(typeof detail === "string" ? { detail } : {}) };
   }
+  // A PDF as a file part is a document to Anthropic; other files and audio are kept as they are.
+  const q = p as unknown as Obj;
+  if (q?.type === "file" && isObject(q.file)) {
+    const f = q.file as Obj;
+    const m = typeof f.file_data === "string" ? /^data:application\/pdf;base64,(.*)$/s.exec(f.file_data) : null;
+    if (m) return { type: "document", source: { type: "base64", media_type: "application/pdf", data: m[1]! }, ...(typeof f.filename === "string" ? { title: f.filename } : {}) } as unknown as ContentBlock;
+  }
+  if (q?.type === "file" || q?.type === "input_audio") return { type: OPENAI_PART, openai_part: q } as unknown as ContentBlock;
   return fail("fromOpenAI", i, `has an unsupported content part ${partType(p)}`);
 }
 
@@ -76,9 +101,11 @@ export function textsOf(content: string | OpenAITextPart[] | null | undefined, i
   if (content === null || content === undefined) return [];
   if (typeof content === "string") return [content];
   if (!Array.isArray(content)) fail("fromOpenAI", i, "has content that is neither a string nor a part list");
-  return content.map((p) =>
-    p?.type === "text" && typeof p.text === "string"
-      ? p.text
-      : fail("fromOpenAI", i, `has an unsupported content part ${partType(p)}`),
-  );
+  return content.map((p) => {
+    if (p?.type === "text" && typeof p.text === "string") return p.text;
+    // An assistant's refusal part is what it said: keep it as text.
+    const r = p as unknown as Obj;
+    if (r?.type === "refusal" && typeof r.refusal === "string") return r.refusal;
+    return fail("fromOpenAI", i, `has an unsupported content part ${partType(p)}`);
+  });
 }

@@ -113,6 +113,18 @@ export class OpenAIAssembler {
 
   constructor(private readonly onEvent?: (e: StreamEvent) => void) {}
 
+  /**
+   * Servers that omit `index` on tool-call chunks (some OpenAI-compatible ones): a chunk with a new
+   * id starts a call; one with a known id, or with no id, continues that call / the last one.
+   */
+  private indexWithout(id: string | undefined): number {
+    if (id) {
+      for (const [i, acc] of this.calls) if (acc.id === id) return i;
+      return this.calls.size === 0 ? 0 : Math.max(...this.calls.keys()) + 1;
+    }
+    return this.calls.size === 0 ? 0 : Math.max(...this.calls.keys());
+  }
+
   add(chunk: ChatCompletionChunk): void {
     this.chunks++;
     if (chunk.model) this.model = chunk.model;
@@ -131,7 +143,7 @@ export class OpenAIAssembler {
     }
     if (typeof delta.refusal === "string") this.refusal += delta.refusal;
     for (const tc of delta.tool_calls ?? []) {
-      const index = typeof tc.index === "number" ? tc.index : this.calls.size;
+      const index = typeof tc.index === "number" ? tc.index : this.indexWithout(tc.id);
       let acc = this.calls.get(index);
       if (!acc) this.calls.set(index, (acc = { name: "", args: "", announced: false }));
       if (tc.id) acc.id = tc.id;

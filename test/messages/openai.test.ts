@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { fromOpenAI, toOpenAI, type OpenAIMessage } from "../../src/messages/openai.ts";
 import type { ContentBlock, Message } from "../../src/messages/types.ts";
+import { validate } from "../../src/messages/invariants.ts";
 
 // The corpus lives beside the repo (CI clones shared/ next to it).
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
@@ -357,8 +358,9 @@ test("bad OpenAI input throws a one-line error naming the message index", () => 
     () => fromOpenAI([{ role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: "{}" } }] }, { role: "user", content: "a" }, { role: "tool", tool_call_id: "c1", content: "r" }]),
     /^fromOpenAI: message 2 /,
   );
-  assertThrowsAt(() => fromOpenAI([{ role: "user", content: "a" }, { role: "function", content: "x" } as unknown as OpenAIMessage]), /^fromOpenAI: message 1 has unknown role "function"/);
-  assertThrowsAt(() => fromOpenAI([{ role: "user", content: [{ type: "input_audio" }] } as unknown as OpenAIMessage]), /^fromOpenAI: message 0 .*"input_audio"/);
+  // Issue 10: role "function" and input_audio parts are converted now (test below); still refused:
+  assertThrowsAt(() => fromOpenAI([{ role: "user", content: "a" }, { role: "narrator", content: "x" } as unknown as OpenAIMessage]), /^fromOpenAI: message 1 has unknown role "narrator"/);
+  assertThrowsAt(() => fromOpenAI([{ role: "user", content: [{ type: "video_url" }] } as unknown as OpenAIMessage]), /^fromOpenAI: message 0 .*"video_url"/);
   assertThrowsAt(() => fromOpenAI([null as unknown as OpenAIMessage]), /^fromOpenAI: message 0 is not an object/);
 });
 
@@ -375,4 +377,48 @@ test("bad Anthropic input throws a one-line error naming the message index", () 
   assertThrowsAt(() => toOpenAI([user("a"), user([result("nope", "r")])]), /^toOpenAI: message 1 .*"nope"/);
   assertThrowsAt(() => toOpenAI([user([use("a")])]), /^toOpenAI: message 0 .*tool_use/);
   assertThrowsAt(() => toOpenAI([assistant([result("a", "r")])]), /^toOpenAI: message 0 .*tool_result/);
+});
+
+test("fromOpenAI keeps what it used to refuse or drop (issue 10): file/PDF, input_audio, refusal parts, image detail, calls without ids, the legacy function role", () => {
+  const pdf = "JVBERi0xLjQK";
+  const r = fromOpenAI([
+    { role: "user", content: [{ type: "text", text: "read these" }, { type: "file", file: { file_data: `data:application/pdf;base64,${pdf}`, filename: "spec.pdf" } }, { type: "input_audio", input_audio: { data: "UklGRg==", format: "wav" } }, { type: "image_url", image_url: { url: "https://x/y.png", detail: "high" } }] },
+    { role: "assistant", content: [{ type: "refusal", refusal: "I won't do that part." }] },
+    { role: "user", content: "then list files" },
+    { role: "assistant", content: null, tool_calls: [{ type: "function", function: { name: "glob", arguments: "{\"pattern\":\"*\"}" } }] },
+    { role: "tool", content: "a.ts" },
+    { role: "assistant", content: null, function_call: { name: "grep", arguments: "{}" } },
+    { role: "function", name: "grep", content: "no match" },
+  ] as unknown as OpenAIMessage[]);
+  const [first, refusal, , call, result, legacy, legacyResult] = r.messages;
+  const blocks = first!.content as { type: string }[];
+  assert.deepEqual(blocks.map((b) => b.type), ["text", "document", "openai_part", "image"]);
+  assert.equal((blocks[1] as unknown as { source: { data: string } }).source.data, pdf);
+  assert.equal((blocks[3] as unknown as { detail?: string }).detail, "high");
+  assert.match(JSON.stringify(refusal), /I won't do that part\./);
+  const id = (call!.content as { type: string; id: string }[]).find((b) => b.type === "tool_use")!.id;
+  assert.ok(id, "a call without an id got one");
+  assert.equal((result!.content as { tool_use_id: string }[])[0]!.tool_use_id, id, "the tool message without an id answers it");
+  const legacyId = (legacy!.content as { type: string; id: string; name: string }[]).find((b) => b.type === "tool_use")!;
+  assert.equal(legacyId.name, "grep");
+  assert.equal((legacyResult!.content as { tool_use_id: string }[])[0]!.tool_use_id, legacyId.id);
+  assert.deepEqual(validate(r.messages), []);
+  // And back: the PDF goes out as a file part, audio as it came, image detail kept.
+  const back = JSON.stringify(toOpenAI([first!]));
+  assert.match(back, /"type":"file".*application\/pdf;base64,JVBERi0xLjQK.*"filename":"spec.pdf"/);
+  assert.match(back, /"input_audio":\{"data":"UklGRg==","format":"wav"\}/);
+  assert.match(back, /"detail":"high"/);
+});
+
+test("stream chunks of one tool call without an index make one call, not two (issue 10)", async () => {
+  const { OpenAIAssembler } = await import("../../src/model/openai.ts");
+  const acc = new OpenAIAssembler();
+  const chunk = (tc: object, finish: string | null = null) => ({ id: "c", object: "chat.completion.chunk", created: 0, model: "m", choices: [{ index: 0, delta: { tool_calls: [tc] }, finish_reason: finish }] });
+  acc.add(chunk({ id: "call_a", type: "function", function: { name: "glob", arguments: "" } }) as never);
+  acc.add(chunk({ function: { arguments: '{"pat' } }) as never);
+  acc.add(chunk({ function: { arguments: 'tern":"*"}' } }) as never);
+  acc.add(chunk({ id: "call_b", type: "function", function: { name: "grep", arguments: '{"pattern":"x"}' } }, "tool_calls") as never);
+  const r = acc.finish("m", () => ({ input_tokens: 1, output_tokens: 1 }));
+  const calls = (r.message.content as { type: string; id: string; name: string; input: unknown }[]).filter((b) => b.type === "tool_use");
+  assert.deepEqual(calls.map((c) => [c.id, c.name, c.input]), [["call_a", "glob", { pattern: "*" }], ["call_b", "grep", { pattern: "x" }]]);
 });
