@@ -47,7 +47,13 @@ function encodeAssistant(m: Message, i: number, strict: boolean): OpenAIAssistan
     content: texts.length === 0 ? null : texts.length === 1 ? texts[0]! : texts.map((text) => ({ type: "text", text })),
   };
   if (calls.length > 0) out.tool_calls = calls;
-  if (strict) return out;
+  if (strict) {
+    // An assistant turn that is only reasoning (cut off by max_tokens while still thinking) must
+    // not go out as content null without tool calls (servers refuse it), nor lose the reasoning:
+    // send the reasoning so far as its text.
+    if (texts.length === 0 && calls.length === 0) out.content = thinking.length > 0 ? `[my reasoning so far, cut off by the output limit]\n${thinking.join("\n\n")}` : "";
+    return out;
+  }
   if (thinking.length > 0) out.reasoning_content = thinking.join("\n\n");
   if (!isDeepStrictEqual(decodeAssistant(out, i).content, m.content)) {
     out.lethe = { blocks: m.content.map((b) => stripAssistantBlock(b, thinking.length === 1)) };

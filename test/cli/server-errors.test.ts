@@ -43,3 +43,22 @@ test("the TGI wording is read for its numbers", () => {
   assert.equal(e.actualTokens, 4200);
   assert.equal(e.limitTokens, 4096);
 });
+
+test("a reasoning model cut off by max_tokens while still reasoning: the continuation carries the reasoning, never content null (issue 10)", async () => {
+  let n = 0;
+  const fake = await startFake("openai", {
+    script: (): Step => (++n === 1 ? { thinking: "First I compare both lists, then I count the overlap", stopReason: "length" } : { text: "The overlap is 3." }),
+  });
+  const ws = makeWorkspace();
+  try {
+    const r = await runCli([...providerArgs("openai", fake), "--cwd", ws.dir, "-p", "how many overlap?"], { env: cliEnv(ws, keyEnv("openai")) });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, "The overlap is 3.\n");
+    const assistant = fake.requests[1].messages.find((m: { role: string }) => m.role === "assistant");
+    assert.notEqual(assistant.content, null);
+    assert.match(JSON.stringify(assistant), /First I compare both lists/);
+  } finally {
+    await fake.close();
+    ws.cleanup();
+  }
+});

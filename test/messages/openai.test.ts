@@ -422,3 +422,13 @@ test("stream chunks of one tool call without an index make one call, not two (is
   const calls = (r.message.content as { type: string; id: string; name: string; input: unknown }[]).filter((b) => b.type === "tool_use");
   assert.deepEqual(calls.map((c) => [c.id, c.name, c.input]), [["call_a", "glob", { pattern: "*" }], ["call_b", "grep", { pattern: "x" }]]);
 });
+
+test("strict: an assistant turn that is only reasoning goes out as its reasoning text, never content null without tool calls (issue 10)", () => {
+  const out = toOpenAI([{ role: "user", content: "solve it" }, { role: "assistant", content: [{ type: "thinking", thinking: "Step 1: factor the polynomial…" }] }, { role: "user", content: "continue" }], { strict: true });
+  const a = out[1] as { content: unknown; tool_calls?: unknown };
+  assert.equal(typeof a.content, "string");
+  assert.match(a.content as string, /Step 1: factor the polynomial/);
+  assert.equal(a.tool_calls, undefined);
+  const empty = toOpenAI([{ role: "user", content: "x" }, { role: "assistant", content: [] }], { strict: true })[1] as { content: unknown };
+  assert.notEqual(empty.content, null);
+});
