@@ -18,6 +18,7 @@ import type { TranscriptWriter } from "./session/transcript.ts";
 import { createFileStore, createMemoryStore } from "./session/tool-results.ts";
 import { type TokenCounter, createTokenCounter } from "./tokens/count.ts";
 import { type ContextMeter, type Usage, createContextMeter } from "./tokens/meter.ts";
+import type { MediaFormula } from "./tokens/media.ts";
 
 export interface EngineOptions extends ModelWindow {
   /** Session folder: huge tool results go to <sessionDir>/tool-results/. Without it they stay in memory. */
@@ -26,6 +27,11 @@ export interface EngineOptions extends ModelWindow {
   store?: ToolResultStore;
   config?: DeepPartial<CompactionConfig>;
   model?: string;
+  /**
+   * Whose image and PDF token formulas to estimate with: the provider the requests go to.
+   * Default: "openai" for gpt-* / o-series model names, else "anthropic".
+   */
+  media?: MediaFormula;
   /** The model that writes summaries. Without it, summaries are digests (no model call). */
   summarizer?: Summarizer;
   /** "digest" never calls a model for summaries. */
@@ -128,7 +134,7 @@ export function createEngine(opts: EngineOptions): Engine {
   }
   const window: ModelWindow = { contextWindow: opts.contextWindow, maxOutputTokens: opts.maxOutputTokens };
   const store = opts.store ?? (opts.sessionDir ? createFileStore(join(opts.sessionDir, "tool-results")) : createMemoryStore());
-  const counter = createTokenCounter();
+  const counter = createTokenCounter(undefined, { media: opts.media ?? (/^(?:gpt|o\d|chatgpt)/i.test(opts.model ?? "") ? "openai" : "anthropic") });
   const meter = createContextMeter({ counter, model: opts.model });
   const now = opts.now ?? Date.now;
   const threshold = autoCompactThreshold(window, config);

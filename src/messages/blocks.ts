@@ -6,6 +6,7 @@ import type {
   ToolResultContentBlock,
   ToolUseBlock,
 } from "./types.ts";
+import { describeMedia, imageBlockTokens } from "../tokens/media.ts";
 
 /** The blocks of a message; a plain string becomes one text block. */
 export function blocksOf(message: Message): ContentBlock[] {
@@ -43,13 +44,17 @@ export function resultText(content: ToolResultBlock["content"]): string {
   return JSON.stringify(content);
 }
 
-/** Length in characters of a result's content, cheap (no serialisation for strings). */
+/**
+ * Size of a result's content in characters, cheap (no serialisation for strings). An image
+ * weighs its token cost at 4 characters a token, not its base64 length: a screenshot is
+ * ~1,600 tokens however many bytes encode it.
+ */
 export function resultChars(content: ToolResultBlock["content"]): number {
   if (content === undefined) return 0;
   if (typeof content === "string") return content.length;
   let n = 0;
   for (const b of content as ToolResultContentBlock[]) {
-    n += b.type === "text" ? b.text.length : JSON.stringify(b).length;
+    n += b.type === "text" ? b.text.length : b.type === "image" ? 4 * imageBlockTokens(b.source) : JSON.stringify(b).length;
   }
   return n;
 }
@@ -59,7 +64,7 @@ export function resultPlainText(content: ToolResultBlock["content"]): string {
   if (content === undefined) return "";
   if (typeof content === "string") return content;
   return content
-    .map((b) => (b.type === "text" ? b.text : `[${b.type}]`))
+    .map((b) => (b.type === "text" ? b.text : `[${describeMedia(b)}]`))
     .join("\n");
 }
 

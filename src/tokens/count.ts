@@ -5,14 +5,15 @@
 // for blocks that left the history are collected with them.
 import type { ContentBlock, Message } from "../messages/types.ts";
 import { estimateTokens } from "./estimate.ts";
+import { type MediaFormula, MAX_IMAGE_TOKENS, documentTokens, imageBlockTokens } from "./media.ts";
 
 export type TextCounter = (text: string) => number;
 
 /** Fixed costs the wire format adds around content (role markers, block framing). */
 export const MESSAGE_OVERHEAD = 4;
 export const BLOCK_OVERHEAD = 3;
-/** An image costs about (w×h)/750 tokens, capped near 1,600 by the provider's resize. */
-export const IMAGE_TOKENS = 1600;
+/** The most an image costs (Anthropic: (w×h)/750 after a resize that caps it near 1,600); see ./media.ts. */
+export const IMAGE_TOKENS = MAX_IMAGE_TOKENS;
 
 export interface TokenCounter {
   /** Tokens of a bare string. */
@@ -23,7 +24,8 @@ export interface TokenCounter {
   messages(history: readonly Message[]): number;
 }
 
-function blockTokens(block: ContentBlock, count: TextCounter): number {
+function blockTokens(block: ContentBlock, count: TextCounter, media: MediaFormula): number {
+  const image = (b: { source: unknown; detail?: unknown }) => imageBlockTokens(b.source, media, typeof b.detail === "string" ? b.detail : undefined);
   switch (block.type) {
     case "text":
       return BLOCK_OVERHEAD + count(block.text);
@@ -34,7 +36,7 @@ function blockTokens(block: ContentBlock, count: TextCounter): number {
       // roughly a third the size of its base64 form.
       return BLOCK_OVERHEAD + Math.ceil(block.data.length / 3);
     case "image":
-      return IMAGE_TOKENS;
+      return image(block);
     case "tool_use":
       return BLOCK_OVERHEAD + count(block.name) + count(JSON.stringify(block.input ?? {}));
     case "tool_result": {
@@ -42,18 +44,25 @@ function blockTokens(block: ContentBlock, count: TextCounter): number {
       if (c === undefined) return BLOCK_OVERHEAD;
       if (typeof c === "string") return BLOCK_OVERHEAD + count(c);
       let n = BLOCK_OVERHEAD;
-      for (const b of c) n += b.type === "text" ? count(b.text) : b.type === "image" ? IMAGE_TOKENS : count(JSON.stringify(b));
+      for (const b of c) n += b.type === "text" ? count(b.text) : b.type === "image" ? image(b) : count(JSON.stringify(b));
       return n;
     }
     default: {
+      if ((block as { type: string }).type === "document") return BLOCK_OVERHEAD + documentTokens(block as { source?: unknown }, count);
       // Unknown block kinds (future API additions) still cost something.
       return BLOCK_OVERHEAD + count(JSON.stringify(block));
     }
   }
 }
 
+export interface TokenCounterOptions {
+  /** Whose image and PDF formulas to apply (./media.ts). Default "anthropic". */
+  media?: MediaFormula;
+}
+
 /** A memoising counter over any text counter (the estimator by default). */
-export function createTokenCounter(count: TextCounter = estimateTokens): TokenCounter {
+export function createTokenCounter(count: TextCounter = estimateTokens, opts: TokenCounterOptions = {}): TokenCounter {
+  const media = opts.media ?? "anthropic";
   const byBlock = new WeakMap<object, number>();
   const byMessage = new WeakMap<Message, number>();
   const byString = new Map<string, number>();
@@ -63,7 +72,7 @@ export function createTokenCounter(count: TextCounter = estimateTokens): TokenCo
   const block = (b: ContentBlock): number => {
     let n = byBlock.get(b);
     if (n === undefined) {
-      n = blockTokens(b, count);
+      n = blockTokens(b, count, media);
       byBlock.set(b, n);
     }
     return n;

@@ -79,3 +79,19 @@ test("unchanged messages keep their identity (memoised counts and the prompt cac
   for (let i = 0; i < h.length - 1; i++) assert.equal(r.history[i], h[i]);
   assert.notEqual(r.history.at(-1), h.at(-1));
 });
+
+test("a screenshot in a tool result is budgeted by its token cost, not its base64 length: it stays in context", async () => {
+  const { png } = await import("../support/media.ts");
+  const shot = png(1280, 800, 200_000).toString("base64"); // ~270k base64 characters, ~1,366 tokens
+  const image = { type: "image" as const, source: { type: "base64", media_type: "image/png", data: shot } };
+  const h = [user("go"), calls(["browser_screenshot", {}, "s"]), results(["s", [{ type: "text", text: "Screenshot taken" }, image]])];
+  const r = budget(h, context());
+  assert.equal(r.event, null, "nothing persisted");
+  assert.deepEqual(contentOf(r.history[2]), contentOf(h[2]));
+  // Twenty of them in one result are over the result's token share and do go to disk, with a readable preview.
+  const many = [user("go"), calls(["browser_screenshot", {}, "m"]), results(["m", [{ type: "text", text: "Screenshots" }, ...Array.from({ length: 40 }, () => image)]])];
+  const ctx = context();
+  const r2 = budget(many, ctx);
+  assert.equal(r2.event?.persisted.length, 1);
+  assert.match(contentOf(r2.history[2]) as string, /\[image image\/png 1280×800\]/);
+});
