@@ -9,16 +9,19 @@ import { LetheInputError, checkHistory, checkMessage } from "./messages/input.ts
 import { type Fix, type Violation, repair, validate } from "./messages/invariants.ts";
 import { type CompactionConfig, type DeepPartial, autoCompactThreshold, resolveConfig } from "./compaction/config.ts";
 import { type PrepareResult, prepare } from "./compaction/pipeline.ts";
-import type { CompactionEvent, LayerContext, ModelWindow, SummarizeEvent, ToolResultStore } from "./compaction/types.ts";
+import type { CompactionEvent, LayerContext, ModelWindow, SummarizeEvent, ToolResultStore, WindowLearnedEvent } from "./compaction/types.ts";
 import { type CompactHooks, type Compactor, type RequestShape, type Summarizer, createCompactor } from "./compaction/compactor.ts";
 import { indexNewCalls } from "./compaction/ledger.ts";
-import { shrinkFresh } from "./compaction/reactive.ts";
+import { shrinkBytes, shrinkFresh } from "./compaction/reactive.ts";
 import type { ModelError } from "./model/types.ts";
 import type { TranscriptWriter } from "./session/transcript.ts";
 import { createFileStore, createMemoryStore } from "./session/tool-results.ts";
 import { type TokenCounter, createTokenCounter } from "./tokens/count.ts";
-import { type ContextMeter, type Usage, createContextMeter } from "./tokens/meter.ts";
+import { type ContextMeter, type Usage, createContextMeter, usageInput } from "./tokens/meter.ts";
 import type { MediaFormula } from "./tokens/media.ts";
+import { createTruncationDetector } from "./tokens/truncation.ts";
+
+const MIN_LEARNED_WINDOW = 1_024;
 
 export interface EngineOptions extends ModelWindow {
   /** Session folder: huge tool results go to <sessionDir>/tool-results/. Without it they stay in memory. */
@@ -96,7 +99,10 @@ export class OverWindowError extends Error {
 
 export interface Engine {
   readonly config: CompactionConfig;
+  /** The auto-compact threshold (lowers when the engine learns a smaller window). */
   readonly threshold: number;
+  /** The window the engine works to: the configured one, or a smaller one the server revealed. */
+  readonly contextWindow: number;
   readonly counter: TokenCounter;
   readonly meter: ContextMeter;
   readonly compactor: Compactor;
@@ -137,7 +143,7 @@ export function createEngine(opts: EngineOptions): Engine {
   const counter = createTokenCounter(undefined, { media: opts.media ?? (/^(?:gpt|o\d|chatgpt)/i.test(opts.model ?? "") ? "openai" : "anthropic") });
   const meter = createContextMeter({ counter, model: opts.model });
   const now = opts.now ?? Date.now;
-  const threshold = autoCompactThreshold(window, config);
+  let threshold = autoCompactThreshold(window, config);
   const archivePath = opts.sessionDir ? join(opts.sessionDir, "transcript.jsonl") : undefined;
   const workspace = opts.workspace ?? process.cwd();
   const readFile =
@@ -179,6 +185,19 @@ export function createEngine(opts: EngineOptions): Engine {
     fixedTokens: call.fixedTokens ?? 0,
     archived: opts.transcriptHoldsHistory ?? false,
   });
+
+  // Watches the reported input for a server that silently cuts the prompt to its own context.
+  const truncation = createTruncationDetector();
+
+  /** Estimate of a request minus thinking (servers may drop earlier turns' thinking from the input). */
+  function visibleTokens(history: readonly Message[], fixedTokens: number): number {
+    let n = fixedTokens;
+    for (const m of history) {
+      if (typeof m.content === "string" || m.role !== "assistant") n += counter.message(m);
+      else for (const b of m.content) if (b.type !== "thinking" && b.type !== "redacted_thinking") n += counter.block(b);
+    }
+    return n;
+  }
 
   function checked(history: Message[]): Message[] {
     const violations = validate(history);
@@ -227,9 +246,34 @@ export function createEngine(opts: EngineOptions): Engine {
     return ready;
   }
 
+  // Events from observe() (between requests) go out with the next request's events.
+  const unreported: CompactionEvent[] = [];
+  const since = (start: number) => [...unreported.splice(0), ...emitted.slice(start)];
+
+  /** Work to a smaller window from now on (never a larger one: only the user's setting can raise it). */
+  function learnWindow(contextWindow: number, cause: WindowLearnedEvent["cause"], reason: string) {
+    const next = Math.floor(contextWindow);
+    if (!(next > 0) || next >= window.contextWindow) return;
+    // No real server holds less than this; a figure that says so is a misreading, not a window.
+    if (cause === "truncated" && next < MIN_LEARNED_WINDOW) return;
+    const previous = window.contextWindow;
+    window.contextWindow = next;
+    // The reply's reserve must fit the smaller window too (as when the CLI is told a small one).
+    window.maxOutputTokens = Math.min(window.maxOutputTokens, Math.floor(next / 4));
+    threshold = autoCompactThreshold(window, config);
+    const event: WindowLearnedEvent = { kind: "window_learned", contextWindow: next, previous, threshold, cause, reason };
+    emit(event);
+    if (cause === "truncated") unreported.push(event);
+  }
+
   return {
     config,
-    threshold,
+    get threshold() {
+      return threshold;
+    },
+    get contextWindow() {
+      return window.contextWindow;
+    },
     counter,
     meter,
     compactor,
@@ -239,13 +283,13 @@ export function createEngine(opts: EngineOptions): Engine {
       const start = emitted.length;
       const p = prepareSync(history, call);
       compactor.observeTurn(p.history, p.measuredTokens, threshold, call);
-      if (!p.overThreshold) return { history: p.history, events: emitted.slice(start), tokens: p.measuredTokens, threshold };
+      if (!p.overThreshold) return { history: p.history, events: since(start), tokens: p.measuredTokens, threshold };
       if (config.summary.auto !== "on") {
         emit({ kind: "compact_suggested", tokens: p.measuredTokens, threshold });
-        return ensureFits({ history: p.history, events: emitted.slice(start), tokens: p.measuredTokens, threshold }, false);
+        return ensureFits({ history: p.history, events: since(start), tokens: p.measuredTokens, threshold }, false);
       }
       const r = await summarise(p.history, "summarize", call);
-      return ensureFits({ ...r, events: emitted.slice(start) });
+      return ensureFits({ ...r, events: since(start) });
     },
 
     async compact(history, call = {}) {
@@ -255,9 +299,46 @@ export function createEngine(opts: EngineOptions): Engine {
 
     async recover(history, error, call = {}) {
       const start = emitted.length;
+      if (error.limitTokens && error.limitTokens < window.contextWindow) {
+        learnWindow(error.limitTokens, "limit_error", `the server's context is ${error.limitTokens.toLocaleString("en-US")} tokens, not ${window.contextWindow.toLocaleString("en-US")}`);
+      }
       const ctx = layerContext(call);
+      let source = repair(history).history;
+      if (error.overBytes) {
+        // A limit on bytes (413): attachments weigh megabytes and few tokens; take them out first.
+        const target = error.limitBytes ? error.limitBytes * 0.85 : undefined;
+        const bytes = shrinkBytes(source, target ?? Buffer.byteLength(JSON.stringify(source)) / 2);
+        if (bytes.removed.length > 0) {
+          source = bytes.history;
+          const out = checked(source);
+          const tokens = (call.fixedTokens ?? 0) + counter.messages(out);
+          const before = (call.fixedTokens ?? 0) + counter.messages(history);
+          const event: SummarizeEvent = {
+            kind: "reactive",
+            summarizer: "none",
+            presummary: false,
+            tokensBefore: before,
+            tokensAfter: tokens,
+            messagesBefore: history.length,
+            messagesAfter: out.length,
+            freedTokens: Math.max(0, before - tokens),
+            restoredFiles: [],
+            userMessagesKept: 0,
+            droppedForOverflow: 0,
+            bytesBefore: bytes.bytesBefore,
+            bytesAfter: bytes.bytesAfter,
+            attachmentsRemoved: bytes.removed.length,
+          };
+          // Enough when it reached the target; otherwise the token path below shrinks further.
+          if (bytes.bytesAfter <= (target ?? bytes.bytesBefore / 2)) {
+            record(event, out);
+            emit(event);
+            return { history: out, events: since(start), tokens, threshold };
+          }
+        }
+      }
       const over = error.actualTokens && error.limitTokens ? error.actualTokens - error.limitTokens : 0;
-      const shrunk = shrinkFresh(repair(history).history, ctx, over);
+      const shrunk = shrinkFresh(source, ctx, over);
       if (shrunk.event) {
         record(shrunk.event);
         emit(shrunk.event);
@@ -281,10 +362,10 @@ export function createEngine(opts: EngineOptions): Engine {
         };
         record(event, out);
         emit(event);
-        return { history: out, events: emitted.slice(start), tokens, threshold };
+        return { history: out, events: since(start), tokens, threshold };
       }
       const r = await summarise(shrunk.history, "reactive", call);
-      return { ...r, events: emitted.slice(start) };
+      return { ...r, events: since(start) };
     },
 
     observe(sent, reply, usage, call = {}) {
@@ -292,6 +373,15 @@ export function createEngine(opts: EngineOptions): Engine {
       checkMessage(reply, "observe: reply");
       if (usage === null || typeof usage !== "object") throw new LetheInputError("observe: usage", `must be the provider's usage object, got ${usage === null ? "null" : typeof usage}`);
       lastResponseAt = now();
+      const seen = truncation.observe(usageInput(usage), visibleTokens(sent, call.fixedTokens ?? 0), usage.output_tokens ?? 0);
+      if (seen.kind === "truncated") {
+        // The server cut the prompt to its own context and counted only what it kept (Ollama's
+        // OpenAI endpoint does this silently): the window it evidently has becomes ours.
+        learnWindow(seen.window, "truncated", seen.reason);
+        return;
+      }
+      // A figure that may be a cap anchors nothing (the estimate, higher, stands meanwhile).
+      if (seen.kind === "suspect") return;
       meter.observe(sent, reply, usage, call.fixedTokens ?? 0);
     },
   };

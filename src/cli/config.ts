@@ -45,6 +45,8 @@ export interface RunConfig {
   verbose: boolean;
   /** Stream idle timeout in ms (settings "idleTimeout", seconds). */
   idleTimeoutMs?: number;
+  /** OpenAI-compatible servers: reasoning_content carried back (settings "reasoningContent"). */
+  reasoningContent?: "auto" | "never" | "tool-turns" | "always";
   /** Credential variables bash may see (settings "passEnv"). */
   passEnv: string[];
   /** Workspace settings left out because the folder is not trusted (empty when nothing was). */
@@ -196,9 +198,37 @@ export function resolveRunConfig(args: CliArgs, env: Env, opts: { cwd?: string; 
     ...(args.appendSystemPrompt !== undefined ? { appendSystemPrompt: args.appendSystemPrompt } : {}),
     verbose: args.verbose,
     passEnv: settings.passEnv ?? [],
+    ...(settings.reasoningContent ? { reasoningContent: settings.reasoningContent } : {}),
     ...(settings.idleTimeout !== undefined ? { idleTimeoutMs: Math.round(settings.idleTimeout * 1000) } : {}),
     untrusted: loaded.ignored.length ? { path: loaded.workspacePath, keys: loaded.ignored, what: describeTrustKeys(loaded.workspace!, loaded.ignored) } : undefined,
     userSettingsPath,
     warnings,
   };
+}
+
+/**
+ * For a local OpenAI-compatible server: ask Ollama what context it really runs the model with
+ * (its OpenAI endpoint truncates silently past it, and a request cannot change it). Without a
+ * configured window that is the window; a configured one larger than the server's gives way to
+ * it, with a warning. Other servers answer the probe with an error and nothing changes.
+ */
+export async function discoverWindow(cfg: RunConfig, opts: { fetch?: typeof fetch } = {}): Promise<RunConfig> {
+  if (cfg.provider !== "openai") return cfg;
+  const { discoverOllamaContext, mayBeOllama } = await import("../model/ollama.ts");
+  if (!mayBeOllama(cfg.baseUrl)) return cfg;
+  const found = await discoverOllamaContext(cfg.baseUrl!, cfg.model, opts);
+  if (!found || found.contextWindow === cfg.contextWindow) return cfg;
+  const configured = cfg.windowSource === "flag" || cfg.windowSource === "settings";
+  if (configured && found.contextWindow > cfg.contextWindow) return cfg;
+  const warnings = configured
+    ? [
+        ...cfg.warnings,
+        `the server runs ${cfg.model} with a ${found.contextWindow.toLocaleString("en-US")}-token context (${found.source}), not the ${cfg.contextWindow.toLocaleString("en-US")} given: lethe works to ${found.contextWindow.toLocaleString("en-US")} (raise num_ctx in Ollama to use more)`,
+      ]
+    : cfg.warnings;
+  const maxOutputTokens = Math.min(cfg.maxOutputTokens, Math.floor(found.contextWindow / 4));
+  const window = { contextWindow: found.contextWindow, maxOutputTokens };
+  const compaction = structuredClone(cfg.compaction);
+  if (compaction.threshold?.tokens !== undefined) compaction.threshold.tokens = Math.min(compaction.threshold.tokens, maxThreshold(window, checkedCompaction(compaction)));
+  return { ...cfg, warnings, contextWindow: found.contextWindow, maxOutputTokens, windowSource: found.source, compaction, threshold: autoCompactThreshold(window, checkedCompaction(compaction)) };
 }

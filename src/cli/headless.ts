@@ -11,7 +11,7 @@ import type { RunConfig } from "./config.ts";
 import { randomUUID } from "node:crypto";
 import { errorLine, oneLine, redact } from "./errors.ts";
 import { costOf, priceOf } from "./pricing.ts";
-import { compactionNotice, createSpinner, PLAIN } from "./render.ts";
+import { compactionNotice, createSpinner, PLAIN, windowNotice } from "./render.ts";
 import { AgentSession, type RunOutcome, createClient } from "./session.ts";
 import type { ModelClient } from "../model/types.ts";
 
@@ -71,6 +71,9 @@ export async function runHeadless(cfg: RunConfig, args: CliArgs, prompt: string,
             spinner.stop();
             io.stderr.write(`${compactionNotice(e.record)}\n`);
           }
+        } else if (e.event.kind === "window_learned") {
+          spinner.stop();
+          io.stderr.write(`lethe: ${windowNotice(e.event)}\n`);
         }
         break;
       case "message":

@@ -108,8 +108,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     if (prompt.trim() === "") throw new UsageError('-p needs a prompt: lethe -p "<prompt>" (or pipe it on stdin)');
     // Loaded only now: --help, --version and usage errors stay fast.
-    const { resolveRunConfig } = await import("./config.ts");
-    const cfg = resolveRunConfig(args, process.env, { headless: true });
+    const { resolveRunConfig, discoverWindow } = await import("./config.ts");
+    const cfg = await discoverWindow(resolveRunConfig(args, process.env, { headless: true }));
     if (cfg.untrusted) process.stderr.write(`${untrustedNotice(cfg.untrusted)}\n`);
     for (const w of cfg.warnings) process.stderr.write(`lethe: ${w}\n`);
     const { runHeadless } = await import("./headless.ts");
@@ -125,6 +125,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       process.stdout.write(`Trusted ${cfg.workspace} (remembered in ${cfg.userSettingsPath}).\n`);
     } else process.stdout.write(`${untrustedNotice(cfg.untrusted)}\n`);
   }
+  cfg = await (await import("./config.ts")).discoverWindow(cfg);
   for (const w of cfg.warnings) process.stdout.write(`warning: ${w}\n`);
   const { runRepl } = await import("./repl.ts");
   return runRepl(cfg, args, version(), { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr });

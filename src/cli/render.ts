@@ -1,6 +1,7 @@
 // What the CLI shows: notices, the /context bar chart, /cost, the session list, the spinner.
 // Pure string builders except the spinner, which writes to a TTY stream (never to headless stdout).
 import type { CompactionRecord } from "../agent/loop.ts";
+import type { WindowLearnedEvent } from "../compaction/types.ts";
 import type { SessionSummary } from "../session/paths.ts";
 import type { ContextBreakdown, FullUsage } from "./session.ts";
 import { type Pricing } from "./settings.ts";
@@ -198,4 +199,10 @@ export function recentExchanges(history: readonly { role: string; content: unkno
     if (e.reply) lines.push(s.dim(`  ${cut(e.reply, 300)}`));
   }
   return lines.join("\n");
+}
+
+/** One line when the engine learns that the server's context is smaller than configured. */
+export function windowNotice(e: WindowLearnedEvent): string {
+  const hint = e.cause === "truncated" ? `; set "contextWindow" (or --context-window) to the server's real context (Ollama: num_ctx)` : "";
+  return `the server's context is smaller than lethe was told: ${e.reason}. Working to ${fmt(e.contextWindow)} tokens from now on (auto-compact at ${fmt(e.threshold)})${hint}.`;
 }

@@ -18,7 +18,7 @@ import type { CliArgs } from "./args.ts";
 import type { RunConfig } from "./config.ts";
 import { errorLine, oneLine, redact } from "./errors.ts";
 import { priceOf, formatUsd } from "./pricing.ts";
-import { COLOR, coloredDiff, compactionNotice, contextChart, costReport, createSpinner, fmt, nearNotice, recentExchanges, sessionList, statusLine, styleFor } from "./render.ts";
+import { COLOR, coloredDiff, compactionNotice, contextChart, costReport, createSpinner, fmt, nearNotice, recentExchanges, sessionList, statusLine, styleFor, windowNotice } from "./render.ts";
 import { MarkdownStream, createRenderer } from "./markdown.ts";
 import { AgentSession, createClient } from "./session.ts";
 
@@ -217,6 +217,7 @@ export async function runRepl(cfg: RunConfig, args: CliArgs, version: string, io
         else if (e.event.kind === "summary_failed") print(s.red(`summary failed: ${oneLine(e.event.error, 200)}${e.event.breakerOpen ? " (digest from now on)" : ""}`));
         else if (e.event.kind === "compact_skipped") print(s.yellow(`Not compacted: ${e.event.reason ?? "it would not make the context smaller"}; the history is kept as it is.`));
         else if (e.event.kind === "compact_blocked") print(s.yellow(`compaction blocked by a hook: ${e.event.reason ?? ""}`));
+        else if (e.event.kind === "window_learned") print(s.yellow(windowNotice(e.event)));
         break;
       case "retry":
         endLine();

@@ -50,7 +50,7 @@ export async function createClient(cfg: RunConfig): Promise<ModelClient> {
     return createAnthropicClient({ apiKey: cfg.apiKey, ...base });
   }
   const { createOpenAIClient } = await import("../model/openai.ts");
-  return createOpenAIClient({ apiKey: cfg.apiKey, ...base });
+  return createOpenAIClient({ apiKey: cfg.apiKey, ...base, ...(cfg.reasoningContent ? { reasoningContent: cfg.reasoningContent } : {}) });
 }
 
 export interface ContextCategory {

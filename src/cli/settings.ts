@@ -54,6 +54,8 @@ export interface Settings {
   idleTimeout?: number;
   /** lethe's credential variables that bash may still see (withheld by default). */
   passEnv?: string[];
+  /** OpenAI-compatible servers: which assistant messages carry reasoning back (default "auto": DeepSeek's rule for DeepSeek). */
+  reasoningContent?: "auto" | "never" | "tool-turns" | "always";
   /** Folders whose workspace settings may run commands (honoured in the user's file only). */
   trustedFolders?: string[];
 }
@@ -86,6 +88,7 @@ const schema = z
       .optional(),
     trustedFolders: z.array(z.string().min(1)).optional(),
     idleTimeout: z.number().nonnegative().optional(),
+    reasoningContent: z.enum(["auto", "never", "tool-turns", "always"]).optional(),
     passEnv: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be environment variable names")).optional(),
   })
   .strict();

@@ -82,7 +82,12 @@ export function samePrefix(prefix: readonly Message[], history: readonly Message
 
 export function createCompactor(opts: CompactorOptions) {
   const { config, counter } = opts;
-  const budgets = rebuildBudgets(opts.window, config);
+  // The window can shrink during a session (the engine learns the server's real one): budgets follow it.
+  let budgetsFor = { window: opts.window.contextWindow, budgets: rebuildBudgets(opts.window, config) };
+  const current = () => {
+    if (budgetsFor.window !== opts.window.contextWindow) budgetsFor = { window: opts.window.contextWindow, budgets: rebuildBudgets(opts.window, config) };
+    return budgetsFor.budgets;
+  };
   const emit = opts.emit ?? (() => {});
   let failures = 0;
   let breakerOpen = false;
@@ -102,7 +107,7 @@ export function createCompactor(opts: CompactorOptions) {
       tools: shape.tools,
       history,
       counter,
-      maxTokens: budgets.summaryTokens,
+      maxTokens: current().summaryTokens,
       focus,
       overflowRetries: config.summary.overflowRetries,
       signal: shape.signal,
@@ -192,9 +197,9 @@ export function createCompactor(opts: CompactorOptions) {
           recordFailure(e);
         }
       }
-      if (summary === undefined) summary = digest(history, { counter, maxTokens: budgets.summaryTokens });
+      if (summary === undefined) summary = digest(history, { counter, maxTokens: current().summaryTokens });
 
-      const built = rebuild({ history, summary, kind: trigger, budgets, counter, archivePath: opts.archivePath, readFile: opts.readFile, keepFrom });
+      const built = rebuild({ history, summary, kind: trigger, budgets: current(), counter, archivePath: opts.archivePath, readFile: opts.readFile, keepFrom });
       const tokensAfter = (shape.fixedTokens ?? 0) + counter.messages(built.history);
       if (trigger === "manual" && tokensAfter >= tokensBefore) {
         // /compact must never make the context larger: keep the history as it is, and say why.

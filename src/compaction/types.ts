@@ -100,6 +100,10 @@ export interface SummarizeEvent {
   /** Messages left out of the summary request because it was itself too long. */
   droppedForOverflow: number;
   focus?: string;
+  /** A reactive recovery from a byte limit (413): the history's JSON size, and attachments taken out. */
+  bytesBefore?: number;
+  bytesAfter?: number;
+  attachmentsRemoved?: number;
 }
 
 export interface SummaryFailedEvent {
@@ -117,7 +121,21 @@ export interface CompactionNoticeEvent {
   reason?: string;
 }
 
-export type CompactionEvent = LayerEvent | SummarizeEvent | SummaryFailedEvent | CompactionNoticeEvent;
+/**
+ * The server's real context is smaller than the configured window (it said so in a context
+ * error, or it silently truncated a request): the engine works to the smaller one from now on.
+ */
+export interface WindowLearnedEvent {
+  kind: "window_learned";
+  contextWindow: number;
+  previous: number;
+  threshold: number;
+  /** "limit_error": the server named its limit; "truncated": it reported far fewer input tokens than were sent. */
+  cause: "limit_error" | "truncated";
+  reason: string;
+}
+
+export type CompactionEvent = LayerEvent | SummarizeEvent | SummaryFailedEvent | CompactionNoticeEvent | WindowLearnedEvent;
 
 export interface LayerResult<E extends LayerEvent = LayerEvent> {
   history: Message[];

@@ -16,17 +16,24 @@ import type {
 } from "./openai-types.ts";
 import { type Obj, decodeArgs, decodeImage, decodeUserPart, encodeArgs, encodeUserPart, fail, isObject } from "./openai-shared.ts";
 import { decodeAssistant, decodeTool } from "./openai-from.ts";
+import { describeMedia } from "../tokens/media.ts";
 
 export interface ToOpenAIOptions {
   /** Emitted as a leading `system` message. */
   system?: string;
-  /** Only standard OpenAI fields: no `lethe`, no `reasoning_content`. Lossy. */
+  /** Only standard OpenAI fields: no `lethe`, and `reasoning_content` only as `reasoning` says. Lossy. */
   strict?: boolean;
+  /**
+   * In strict mode, which assistant messages carry their thinking back as `reasoning_content`:
+   * "none" (default; OpenAI itself), "tool-turns" (DeepSeek's thinking mode requires it, possibly
+   * empty, on every assistant message with tool calls, and ignores it elsewhere) or "all".
+   */
+  reasoning?: "none" | "tool-turns" | "all";
 }
 
 // ── assistant ─────────────────────────────────────────────────────────────────────
 
-function encodeAssistant(m: Message, i: number, strict: boolean): OpenAIAssistantMessage {
+function encodeAssistant(m: Message, i: number, strict: boolean, reasoning: ToOpenAIOptions["reasoning"] = "none"): OpenAIAssistantMessage {
   if (typeof m.content === "string") {
     const out: OpenAIAssistantMessage = { role: "assistant", content: m.content };
     if (!strict) out.lethe = { string: true };
@@ -36,11 +43,12 @@ function encodeAssistant(m: Message, i: number, strict: boolean): OpenAIAssistan
   const thinking: string[] = [];
   const calls: OpenAIToolCall[] = [];
   for (const b of m.content) {
-    if (b.type === "text") texts.push(b.text);
+    if (b.type === "text") texts.push(strict ? withSources(b) : b.text);
     else if (b.type === "thinking") thinking.push(b.thinking);
     else if (b.type === "tool_use") {
       calls.push({ id: b.id, type: "function", function: { name: b.name, arguments: encodeArgs(b.input) } });
     } else if (b.type === "tool_result") fail("toOpenAI", i, "(assistant) holds a tool_result block");
+    else if (strict && b.type !== "redacted_thinking") texts.push(placeholder(b));
   }
   const out: OpenAIAssistantMessage = {
     role: "assistant",
@@ -48,6 +56,11 @@ function encodeAssistant(m: Message, i: number, strict: boolean): OpenAIAssistan
   };
   if (calls.length > 0) out.tool_calls = calls;
   if (strict) {
+    const carry = calls.length > 0 || (reasoning === "all" && thinking.length > 0 && texts.length > 0);
+    if (reasoning !== "none" && carry) {
+      out.reasoning_content = thinking.join("\n\n");
+      return out;
+    }
     // An assistant turn that is only reasoning (cut off by max_tokens while still thinking) must
     // not go out as content null without tool calls (servers refuse it), nor lose the reasoning:
     // send the reasoning so far as its text.
@@ -82,7 +95,7 @@ function stripAssistantBlock(b: ContentBlock, loneThinking: boolean): Obj {
 
 /** A user message from non-tool_result blocks; `asString` turns one text into plain content. */
 function encodeUser(blocks: ContentBlock[], strict: boolean, asString: boolean): OpenAIUserMessage {
-  const pairs = blocks.map((b) => [b, encodeUserPart(b)] as const);
+  const pairs = blocks.map((b) => [b, strict ? strictUserPart(b) : encodeUserPart(b)] as const);
   const parts = pairs.flatMap(([, p]) => (p ? [p] : []));
   const only = parts.length === 1 ? parts[0]! : undefined;
   const out: OpenAIUserMessage = { role: "user", content: asString && only?.type === "text" ? only.text : parts };
@@ -104,14 +117,73 @@ function stripUserBlock(b: ContentBlock, part: OpenAIUserPart | undefined): Obj 
 
 // ── tool results ──────────────────────────────────────────────────────────────────
 
-function encodeResultContent(c: ToolResultBlock["content"]): string | OpenAITextPart[] {
+function encodeResultContent(c: ToolResultBlock["content"], strict = false): string | OpenAITextPart[] {
   if (c === undefined || c === null) return "";
   if (typeof c === "string") return c;
-  return c.flatMap((b) => (b.type === "text" ? [{ type: "text" as const, text: b.text }] : []));
+  let image = 0;
+  return c.flatMap((b) => {
+    if (b.type === "text") return [{ type: "text" as const, text: b.text }];
+    // Tool messages take only text: an image goes in the user message right after the tool
+    // messages (see toOpenAI); the result says where.
+    if (strict && b.type === "image") return [{ type: "text" as const, text: `[${describeMedia(b)}: image ${++image} of this result, attached to the next user message]` }];
+    return strict ? [{ type: "text" as const, text: placeholder(b as ContentBlock) }] : [];
+  });
+}
+
+/** Images inside tool results, in order, as user image parts (strict: tool messages are text only). */
+function resultImages(results: ToolResultBlock[]): OpenAIUserPart[] {
+  const parts: OpenAIUserPart[] = [];
+  for (const r of results) {
+    if (!Array.isArray(r.content)) continue;
+    for (const b of r.content) {
+      if (b.type !== "image") continue;
+      const part = encodeUserPart(b);
+      if (part) parts.push({ type: "text", text: `[image from the result of tool call ${r.tool_use_id}]` }, part);
+    }
+  }
+  return parts;
+}
+
+/** A user block in strict mode: what the target can take, else a short visible placeholder. */
+function strictUserPart(b: ContentBlock): OpenAIUserPart | undefined {
+  // Reasoning (opaque or not) is the model's, meaningful to one provider only: not user content.
+  if (b.type === "thinking" || b.type === "redacted_thinking") return undefined;
+  const d = b as Obj;
+  if (d.type === "document" && isObject(d.source) && d.source.type === "text" && typeof d.source.data === "string") {
+    return { type: "text", text: `${typeof d.title === "string" ? `[document "${d.title}"]\n` : ""}${d.source.data}` };
+  }
+  if (b.type === "text") return { type: "text", text: withSources(b) };
+  return encodeUserPart(b) ?? { type: "text", text: placeholder(b) };
+}
+
+/** A text block's citations as a short sources line (strict OpenAI has no citation field). */
+function withSources(b: ContentBlock & { type: "text" }): string {
+  const cites = Array.isArray(b.citations) ? (b.citations as Obj[]) : [];
+  if (cites.length === 0) return b.text;
+  const names = [...new Set(cites.map((c) => String(c.url ?? c.document_title ?? c.title ?? c.source ?? "").slice(0, 120)).filter((x) => x !== ""))];
+  return names.length ? `${b.text} [sources: ${names.join("; ")}]` : b.text;
+}
+
+/** What a block the target cannot carry was, in one line (never an empty message instead). */
+function placeholder(b: ContentBlock): string {
+  const d = b as Obj;
+  const t = String(d.type);
+  if (t === "image" || t === "document") return `[${describeMedia(d as { type: string })} not sent: this server does not accept it]`;
+  if (t === "server_tool_use" || t === "mcp_tool_use") {
+    const args = JSON.stringify(d.input ?? {});
+    return `[${t === "mcp_tool_use" ? `MCP tool ${String(d.server_name ?? "")}/` : "server tool "}${String(d.name)} called with ${args.length > 300 ? `${args.slice(0, 300)}…` : args}]`;
+  }
+  if (t.endsWith("_tool_result")) {
+    const c = d.content;
+    const n = Array.isArray(c) ? `${c.length} item${c.length === 1 ? "" : "s"}` : typeof c === "string" ? `${c.length} chars` : "a result";
+    const text = Array.isArray(c) ? c.map((x: Obj) => (typeof x?.text === "string" ? x.text : typeof x?.title === "string" ? `${x.title}${typeof x.url === "string" ? ` (${x.url})` : ""}` : "")).filter(Boolean).join("; ") : typeof c === "string" ? c : "";
+    return `[${t.replace(/_/g, " ")} (${n})${text ? `: ${text.length > 1500 ? `${text.slice(0, 1500)}…` : text}` : ""}]`;
+  }
+  return `[${t} block not sent: this server does not accept it]`;
 }
 
 function encodeTool(b: ToolResultBlock, i: number, strict: boolean): OpenAIToolMessage {
-  const content = encodeResultContent(b.content);
+  const content = encodeResultContent(b.content, strict);
   const out: OpenAIToolMessage = { role: "tool", tool_call_id: b.tool_use_id, content };
   if (strict) {
     if (b.is_error) {
@@ -155,7 +227,7 @@ export function toOpenAI(messages: readonly Message[], opts: ToOpenAIOptions = {
       });
     }
     if (m.role === "assistant") {
-      out.push(encodeAssistant(m, i, strict));
+      out.push(encodeAssistant(m, i, strict, opts.reasoning));
       pending = new Set(typeof m.content === "string" ? [] : m.content.flatMap((b) => (b.type === "tool_use" ? [b.id] : [])));
       return;
     }
@@ -181,10 +253,14 @@ export function toOpenAI(messages: readonly Message[], opts: ToOpenAIOptions = {
         }
         out.push(encodeTool(r, i, strict));
       }
-      if (results.length === 0 || rest.length > 0) {
-        const user = encodeUser(rest, strict, results.length > 0);
-        // strict: a remainder with nothing expressible would be an empty user message
-        if (!(strict && results.length > 0 && user.content.length === 0)) {
+      const images = strict ? resultImages(results) : [];
+      if (results.length === 0 || rest.length > 0 || images.length > 0) {
+        const user = encodeUser(rest, strict, results.length > 0 && images.length === 0);
+        if (images.length > 0) user.content = [...images, ...(typeof user.content === "string" ? [{ type: "text" as const, text: user.content }] : user.content)];
+        // Never an empty user message: nothing to say after tool results is no message; a user
+        // turn that had only what the server cannot take says so.
+        if (strict && user.content.length === 0 && results.length === 0) user.content = "[empty message]";
+        if (!strict || user.content.length > 0) {
           out.push(user);
           pending.clear();
         }

@@ -128,6 +128,25 @@ export function parsePromptTooLong(text: string): TooLong {
   return out;
 }
 
+/**
+ * A limit on the request's bytes, not its tokens: HTTP 413 (Anthropic's request_too_large, a
+ * proxy's "Request Entity Too Large"), or wording about bytes / payload size. Its value when
+ * stated ("… 32 MB", "maximum allowed size of 1048576 bytes").
+ */
+export function parseByteLimit(status: number | undefined, type: string | undefined, text: string): { overBytes: boolean; limitBytes?: number } {
+  const overBytes =
+    status === 413 ||
+    type === "request_too_large" ||
+    /entity too large|payload too large|(?:body|request) (?:size )?(?:is )?too (?:large|big)|number of bytes|exceeds? the maximum (?:allowed )?(?:request )?size/i.test(text);
+  if (!overBytes) return { overBytes };
+  const m = /(\d[\d,_.]*)\s*(bytes?|[KMG]i?B)\b/i.exec(text);
+  if (!m) return { overBytes };
+  const value = Number(m[1]!.replace(/[,_]/g, ""));
+  const unit = m[2]!.toUpperCase();
+  const scale = unit.startsWith("K") ? 1024 : unit.startsWith("M") ? 1024 ** 2 : unit.startsWith("G") ? 1024 ** 3 : 1;
+  return Number.isFinite(value) && value > 0 ? { overBytes, limitBytes: Math.floor(value * scale) } : { overBytes };
+}
+
 // ── retry-after ───────────────────────────────────────────────────────────────────
 
 export function headerValue(headers: HeadersLike, name: string): string | undefined {
@@ -223,13 +242,22 @@ interface BodyInfo {
   contextSize?: number;
 }
 
+/** A proxy's HTML error page as one line of text (its title, else its text without tags). */
+function plainText(body: string): string {
+  const trimmed = body.trim();
+  if (!/^<(?:!doctype|html|head|body|center|h1)\b/i.test(trimmed)) return trimmed;
+  const title = /<title>([^<]{1,200})<\/title>/i.exec(trimmed)?.[1];
+  const text = title ?? trimmed.slice(0, 4_000).replace(/<[^>]{0,200}>/g, " ");
+  return text.replace(/\s+/g, " ").trim();
+}
+
 /** Message, type and code from any provider's error body (or its inner `error`). */
 export function describeBody(body: unknown): BodyInfo {
   if (typeof body === "string") {
     try {
       return describeBody(JSON.parse(body));
     } catch {
-      return { message: body.trim() || undefined };
+      return { message: plainText(body) || undefined };
     }
   }
   if (!isObj(body)) return {};
@@ -289,6 +317,11 @@ export function fromHttpError(
     const parsed = parsePromptTooLong(detail);
     extra.actualTokens = info.promptTokens ?? parsed.actualTokens;
     extra.limitTokens = info.contextSize ?? parsed.limitTokens;
+    const bytes = parseByteLimit(status, info.type, `${detail} ${info.code ?? ""}`);
+    if (bytes.overBytes) {
+      extra.overBytes = true;
+      if (bytes.limitBytes !== undefined) extra.limitBytes = bytes.limitBytes;
+    }
   }
   const retryAfterMs = parseRetryAfter(headers, opts.now);
   if (retryAfterMs !== undefined && (kind === "rate_limited" || kind === "overloaded" || kind === "server")) {

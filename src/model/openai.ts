@@ -53,6 +53,13 @@ export interface OpenAIClientOptions {
    * models (o1, o3, o4, gpt-5…), which refuse max_tokens; max_tokens otherwise (local servers).
    */
   maxTokensField?: "max_tokens" | "max_completion_tokens";
+  /**
+   * Which assistant messages carry their reasoning back as `reasoning_content` (strict mode):
+   * "auto" (default) is "tool-turns" for DeepSeek (model name or api.deepseek.com), whose thinking
+   * mode answers 400 without it, and "never" elsewhere. A 400 that names reasoning_content
+   * switches to the other shape once (and the client keeps it); see reasoningShapeError.
+   */
+  reasoningContent?: "auto" | "never" | "tool-turns" | "always";
   /** The SDK's log level; "off" by default because every error reaches the caller as a ModelError. */
   logLevel?: "off" | "error" | "warn" | "info" | "debug";
 }
@@ -92,6 +99,29 @@ export function mapOpenAIUsage(u: CompletionUsage): Usage {
 }
 
 const REASONING_MODEL = /^(?:o\d|gpt-5)/i;
+
+type ReasoningShape = "none" | "tool-turns" | "all";
+
+/** The reasoning shape a server wants, before it has said otherwise. */
+export function defaultReasoningShape(model: string, baseURL: string | undefined, setting: OpenAIClientOptions["reasoningContent"] = "auto"): ReasoningShape {
+  if (setting === "never") return "none";
+  if (setting === "tool-turns") return "tool-turns";
+  if (setting === "always") return "all";
+  return /deepseek/i.test(model) || /(^|[./])deepseek\.com\b/i.test(baseURL ?? "") ? "tool-turns" : "none";
+}
+
+/**
+ * A 400 about reasoning_content, and the shape that would answer it: "tool-turns" when the server
+ * wants it back (DeepSeek: "Missing `reasoning_content` field…", "The `reasoning_content` in the
+ * thinking mode must be passed back"), "none" when it refuses it (deepseek-reasoner's old rule,
+ * servers that validate fields). undefined: not about reasoning_content.
+ */
+export function reasoningShapeError(message: string): ReasoningShape | undefined {
+  if (!/reasoning_content/i.test(message)) return undefined;
+  if (/missing|must be passed|required|pass(?:ed)? back/i.test(message)) return "tool-turns";
+  if (/extra|unknown|not (?:be )?(?:permitted|allowed|supported|expected)|unrecognized|unexpected|should not|remove/i.test(message)) return "none";
+  return undefined;
+}
 
 interface ToolCallAcc {
   id?: string;
@@ -221,6 +251,8 @@ export function createOpenAIClient(opts: OpenAIClientOptions = {}): OpenAIModelC
     logLevel: opts.logLevel ?? "off",
   });
   const strict = opts.extensions !== true;
+  // Learned from the server's answers; undefined until the first request picks the default.
+  let shape: ReasoningShape | undefined;
   const includeUsage = opts.includeUsage ?? true;
 
   return {
@@ -229,15 +261,36 @@ export function createOpenAIClient(opts: OpenAIClientOptions = {}): OpenAIModelC
 
     async stream(request, onEvent) {
       const signal = request.signal;
-      let messages: ChatCompletionMessageParam[];
-      try {
-        messages = toOpenAI(request.messages, {
-          ...(request.system !== undefined && request.system !== "" ? { system: request.system } : {}),
-          strict,
-        }) as ChatCompletionMessageParam[];
-      } catch (e) {
-        throw new ModelError("invalid_request", `openai: cannot convert the history: ${(e as Error).message}`, { cause: e });
+      shape ??= defaultReasoningShape(request.model, opts.baseURL ?? process.env.OPENAI_BASE_URL, opts.reasoningContent);
+      const convert = (reasoning: ReasoningShape): ChatCompletionMessageParam[] => {
+        try {
+          return toOpenAI(request.messages, {
+            ...(request.system !== undefined && request.system !== "" ? { system: request.system } : {}),
+            strict,
+            reasoning,
+          }) as ChatCompletionMessageParam[];
+        } catch (e) {
+          throw new ModelError("invalid_request", `openai: cannot convert the history: ${(e as Error).message}`, { cause: e });
+        }
+      };
+      const tried: ReasoningShape[] = [];
+      for (;;) {
+        const used: ReasoningShape = shape;
+        tried.push(used);
+        try {
+          return await attempt(convert(used));
+        } catch (e) {
+          const want = e instanceof ModelError && e.kind === "invalid_request" && strict ? reasoningShapeError(e.message) : undefined;
+          if (want === undefined || want === used) throw e;
+          if (tried.includes(want)) {
+            throw new ModelError("invalid_request", `${(e as Error).message} — the server refused the history both with and without reasoning_content; set "reasoningContent" ("never", "tool-turns" or "always") in settings for this server`, { cause: e });
+          }
+          // The server told us which shape it wants: use it from now on, and resend this request.
+          shape = want;
+        }
       }
+
+      async function attempt(messages: ChatCompletionMessageParam[]): Promise<ModelResponse> {
       const idle = new IdleWatch(signal, opts.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS);
       try {
         if (signal?.aborted) throw new ModelError("aborted", "openai: request aborted");
@@ -271,6 +324,7 @@ export function createOpenAIClient(opts: OpenAIClientOptions = {}): OpenAIModelC
         throw toModelError(e, { signal, provider: "openai" });
       } finally {
         idle.done();
+      }
       }
     },
   };

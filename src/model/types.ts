@@ -55,13 +55,16 @@ export class ModelError extends Error {
   /** prompt_too_long: tokens the provider counted, and its limit, when it said them. */
   readonly actualTokens?: number;
   readonly limitTokens?: number;
+  /** prompt_too_long: the limit is the request's size in bytes (HTTP 413), not tokens; its value when stated. */
+  readonly overBytes?: boolean;
+  readonly limitBytes?: number;
   /** rate_limited / overloaded: how long the provider asked us to wait. */
   readonly retryAfterMs?: number;
 
   constructor(
     kind: ModelErrorKind,
     message: string,
-    extra: { status?: number; actualTokens?: number; limitTokens?: number; retryAfterMs?: number; cause?: unknown } = {},
+    extra: { status?: number; actualTokens?: number; limitTokens?: number; overBytes?: boolean; limitBytes?: number; retryAfterMs?: number; cause?: unknown } = {},
   ) {
     super(message, extra.cause !== undefined ? { cause: extra.cause } : undefined);
     this.name = "ModelError";
@@ -69,6 +72,8 @@ export class ModelError extends Error {
     this.status = extra.status;
     this.actualTokens = extra.actualTokens;
     this.limitTokens = extra.limitTokens;
+    if (extra.overBytes) this.overBytes = true;
+    if (extra.limitBytes !== undefined) this.limitBytes = extra.limitBytes;
     this.retryAfterMs = extra.retryAfterMs;
   }
 

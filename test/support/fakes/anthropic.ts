@@ -200,6 +200,9 @@ export async function startFakeAnthropic(opts: FakeOptions = {}): Promise<FakeSe
       return sendJson(res, 404, errorBody("not_found_error", `Not found: ${req.method} ${path}`));
     }
     if (!authorized(req, opts.apiKey)) return sendJson(res, 401, errorBody("authentication_error", "invalid x-api-key"));
+    if (opts.maxBodyBytes !== undefined && parsed.bytes > opts.maxBodyBytes) {
+      return sendJson(res, 413, errorBody("request_too_large", "Request exceeds the maximum allowed number of bytes."));
+    }
     if (!parsed.ok) return sendJson(res, 400, errorBody("invalid_request_error", "Request body is not valid JSON"));
     const body = parsed.body;
     if (path === "/v1/messages/count_tokens") return sendJson(res, 200, { input_tokens: anthropicInputTokens(body) });

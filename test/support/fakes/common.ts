@@ -5,6 +5,7 @@ import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { countTokens } from "../../../src/tokens/exact.ts";
+import { withoutImages } from "./media-tokens.ts";
 
 // ── scripts ───────────────────────────────────────────────────────────────────────
 
@@ -87,6 +88,29 @@ export interface FakeOptions {
   promptCache?: boolean;
   /** When set, requests must carry it (x-api-key or Authorization: Bearer). */
   apiKey?: string;
+  /**
+   * OpenAI fake only: which real server to behave as (documented behaviours):
+   * - "deepseek": thinking mode — every reply carries reasoning_content, and an assistant message
+   *   with tool_calls sent back without reasoning_content is a 400 ("Missing `reasoning_content`…").
+   * - "ollama": never refuses a long prompt; cuts it to numCtx (oldest messages first) and reports
+   *   the truncated prompt_tokens; answers /api/ps, /api/show and /api/version.
+   * - "vllm": context errors as {"object":"error",…} at the top level and {"error":{…}} in turn.
+   * - "llamacpp": 400 exceed_context_size_error with n_prompt_tokens and n_ctx.
+   * - "tgi": 422 "Input validation error: `inputs` tokens + `max_new_tokens` must be <= …".
+   */
+  flavor?: "openai" | "deepseek" | "ollama" | "vllm" | "llamacpp" | "tgi";
+  /** Ollama: the context the runner really uses (default: contextWindow). */
+  numCtx?: number;
+  /** Ollama: /api/ps lists the model as loaded, with its context_length (default true). */
+  ollamaLoaded?: boolean;
+  /** Ollama: /api/show's parameters include num_ctx (default false: the Modelfile does not set it). */
+  ollamaNumCtxParam?: boolean;
+  /**
+   * A limit on the request body in bytes: over it, Anthropic answers 413 request_too_large
+   * ("Request exceeds the maximum allowed number of bytes."); the OpenAI fake answers as nginx's
+   * client_max_body_size does in front of a self-hosted server (413, an HTML page).
+   */
+  maxBodyBytes?: number;
 }
 
 export interface RecordedRequest {
@@ -104,6 +128,10 @@ export interface FakeServer {
   requests: any[];
   /** Every request, count_tokens included. */
   log: RecordedRequest[];
+  /** Tokens the server really processed per generation request it answered (after any truncation). */
+  served?: number[];
+  /** Requests the server silently truncated (Ollama). */
+  truncated?: number;
   close(): Promise<void>;
 }
 
@@ -133,7 +161,9 @@ export function unitTokens(unit: unknown): number {
   let n = memo.get(s);
   if (n === undefined) {
     if (memo.size >= 10_000) memo.clear();
-    memo.set(s, (n = countTokens(s)));
+    // Images count by their dimensions, as the servers bill them; everything else as o200k of its JSON.
+    const media = s.includes('"image') ? withoutImages(unit) : undefined;
+    memo.set(s, (n = media ? countTokens(stableStringify(media.unit)) + media.tokens : countTokens(s)));
   }
   return n;
 }
@@ -188,15 +218,16 @@ export function pieces(s: string, n = 3): string[] {
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-export async function readJson(req: IncomingMessage): Promise<{ ok: true; body: any } | { ok: false; text: string }> {
+export async function readJson(req: IncomingMessage): Promise<({ ok: true; body: any } | { ok: false; text: string }) & { bytes: number }> {
   const chunks: Buffer[] = [];
   for await (const c of req) chunks.push(c as Buffer);
-  const text = Buffer.concat(chunks).toString("utf8");
-  if (text === "") return { ok: true, body: undefined };
+  const raw = Buffer.concat(chunks);
+  const text = raw.toString("utf8");
+  if (text === "") return { ok: true, body: undefined, bytes: 0 };
   try {
-    return { ok: true, body: JSON.parse(text) };
+    return { ok: true, body: JSON.parse(text), bytes: raw.length };
   } catch {
-    return { ok: false, text };
+    return { ok: false, text, bytes: raw.length };
   }
 }
 

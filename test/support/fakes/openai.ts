@@ -135,9 +135,45 @@ function httpFault(res: ServerResponse, f: Fault): boolean {
   }
 }
 
+/** Ollama's native endpoints beside the OpenAI one (only what lethe reads). */
+function ollamaNative(req: IncomingMessage, res: ServerResponse, path: string, body: any, opts: FakeOptions, numCtx: number): boolean {
+  if (req.method === "GET" && path === "/api/version") return sendJson(res, 200, { version: "0.12.6" }), true;
+  if (req.method === "GET" && path === "/api/ps") {
+    const models = opts.ollamaLoaded === false ? [] : [{ name: "qwen2.5-coder:7b", model: "qwen2.5-coder:7b", size: 6_000_000_000, digest: "fake", details: { family: "qwen2" }, expires_at: "2026-11-24T21:00:00Z", size_vram: 6_000_000_000, context_length: numCtx }];
+    return sendJson(res, 200, { models }), true;
+  }
+  if (req.method === "POST" && path === "/api/show") {
+    const parameters = `${opts.ollamaNumCtxParam ? `num_ctx                        ${numCtx}\n` : ""}stop                           "<|im_end|>"`;
+    return sendJson(res, 200, { modelfile: "FROM qwen2.5-coder", parameters, model_info: { "general.architecture": "qwen2", "qwen2.context_length": 32_768 }, details: { family: "qwen2" }, _model: body?.model }), true;
+  }
+  return false;
+}
+
+/** Ollama's truncation: drop the oldest non-system messages until the prompt fits numCtx. */
+function ollamaTruncate(body: any, numCtx: number): { body: any; dropped: number } {
+  const messages: any[] = [...(body.messages ?? [])];
+  let dropped = 0;
+  const total = () => openaiInputTokens({ ...body, messages });
+  while (total() > numCtx && messages.length > 1) {
+    const i = messages.findIndex((m) => m.role !== "system");
+    if (i < 0 || i === messages.length - 1) break;
+    messages.splice(i, 1);
+    dropped++;
+  }
+  return { body: { ...body, messages }, dropped };
+}
+
+const DEEPSEEK_MISSING = (i: number) =>
+  `Missing \`reasoning_content\` field in the assistant message at message index ${i}. For more information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls`;
+
 export async function startFakeOpenAI(opts: FakeOptions = {}): Promise<FakeServer> {
   const script = scriptOf(opts.script);
   const window = opts.contextWindow ?? 128_000;
+  const flavor = opts.flavor ?? "openai";
+  const numCtx = opts.numCtx ?? window;
+  const served: number[] = [];
+  const stats = { truncated: 0 };
+  let contextErrors = 0;
   const cache = opts.promptCache === false ? undefined : new PrefixCache();
   const requests: any[] = [];
   const log: RecordedRequest[] = [];
@@ -146,8 +182,15 @@ export async function startFakeOpenAI(opts: FakeOptions = {}): Promise<FakeServe
     const path = (req.url ?? "").split("?")[0]!;
     const parsed = await readJson(req);
     log.push({ method: req.method ?? "", path, headers: req.headers, body: parsed.ok ? parsed.body : parsed.text });
+    if (flavor === "ollama" && ollamaNative(req, res, path, parsed.ok ? parsed.body : undefined, opts, numCtx)) return;
     if (req.method !== "POST" || (path !== "/v1/chat/completions" && path !== "/chat/completions")) {
       return sendJson(res, 404, errorBody(`Unknown request URL: ${req.method} ${path}`, "invalid_request_error", "unknown_url"));
+    }
+    if (opts.maxBodyBytes !== undefined && parsed.bytes > opts.maxBodyBytes) {
+      // nginx's client_max_body_size, in front of the server: the body never reaches it.
+      const page = "<html>\r\n<head><title>413 Request Entity Too Large</title></head>\r\n<body>\r\n<center><h1>413 Request Entity Too Large</h1></center>\r\n<hr><center>nginx/1.24.0</center>\r\n</body>\r\n</html>\r\n";
+      res.writeHead(413, { "content-type": "text/html", "content-length": Buffer.byteLength(page) });
+      return void res.end(page);
     }
     if (!authorized(req, opts.apiKey)) {
       return sendJson(res, 401, errorBody("Incorrect API key provided.", "invalid_request_error", "invalid_api_key"));
@@ -159,20 +202,42 @@ export async function startFakeOpenAI(opts: FakeOptions = {}): Promise<FakeServe
     requests.push(body);
     const step = await script(body, index);
     const fault = isFault(step) ? step : undefined;
-    const turn: Turn = fault ? (("turn" in fault && fault.turn) || { text: "partial reply that never finishes" }) : (step as Turn);
+    let turn: Turn = fault ? (("turn" in fault && fault.turn) || { text: "partial reply that never finishes" }) : (step as Turn);
     await latency(opts, body, index, turn);
     if (fault && httpFault(res, fault)) return;
 
-    const total = openaiInputTokens(body);
-    if (total > window) {
-      return sendJson(res, 400, errorBody(openaiTooLongMessage(total, window), "invalid_request_error", "context_length_exceeded", "messages"));
+    if (flavor === "deepseek") {
+      const i = (body.messages ?? []).findIndex((m: any) => m?.role === "assistant" && Array.isArray(m.tool_calls) && m.tool_calls.length > 0 && typeof m.reasoning_content !== "string");
+      if (i >= 0) return sendJson(res, 400, errorBody(DEEPSEEK_MISSING(i), "invalid_request_error", "invalid_request_error"));
     }
+    let total = openaiInputTokens(body);
     const maxTokens = Number(body.max_completion_tokens ?? body.max_tokens ?? 0);
-    if (opts.checkMaxTokens && total + maxTokens > window) {
+    let counted = body;
+    if (flavor === "ollama") {
+      // Never an error: the prompt is cut to num_ctx and the usage reports what was kept.
+      if (total > numCtx) {
+        const cut = ollamaTruncate(body, numCtx);
+        counted = cut.body;
+        total = openaiInputTokens(counted);
+        stats.truncated++;
+      }
+    } else if (flavor === "vllm" && total + maxTokens > window) {
+      const message = `This model's maximum context length is ${window} tokens. However, you requested ${total + maxTokens} tokens (${total} in the messages, ${maxTokens} in the completion). Please reduce the length of the messages or completion.`;
+      const inner = { message, type: "BadRequestError", param: null, code: 400 };
+      return sendJson(res, 400, contextErrors++ % 2 === 0 ? { object: "error", ...inner } : { error: inner });
+    } else if (flavor === "llamacpp" && total > window) {
+      return sendJson(res, 400, { error: { code: 400, message: "the request exceeds the available context size, try increasing it", type: "exceed_context_size_error", n_prompt_tokens: total, n_ctx: window } });
+    } else if (flavor === "tgi" && total + maxTokens > window) {
+      return sendJson(res, 422, { error: `Input validation error: \`inputs\` tokens + \`max_new_tokens\` must be <= ${window}. Given: ${total} \`inputs\` tokens and ${maxTokens} \`max_new_tokens\``, error_type: "validation" });
+    } else if (total > window) {
+      return sendJson(res, 400, errorBody(openaiTooLongMessage(total, window), "invalid_request_error", "context_length_exceeded", "messages"));
+    } else if (opts.checkMaxTokens && total + maxTokens > window) {
       const msg = `This model's maximum context length is ${window} tokens. However, you requested ${total + maxTokens} tokens (${total} in the messages, ${maxTokens} in the completion). Please reduce the length of the messages or completion.`;
       return sendJson(res, 400, errorBody(msg, "invalid_request_error", "context_length_exceeded", "messages"));
     }
-    const usage = usageOf(body, turn, cache);
+    served.push(total);
+    if (flavor === "deepseek" && !turn.thinking) turn = { ...turn, thinking: `Request ${index + 1}: working out the next step.` };
+    const usage = usageOf(counted, turn, cache);
     const n = index + 1;
     if (!body.stream) {
       if (fault) return void res.socket?.destroy();
@@ -192,5 +257,15 @@ export async function startFakeOpenAI(opts: FakeOptions = {}): Promise<FakeServe
   };
 
   const { server, port } = await listen(handler);
-  return { url: `http://127.0.0.1:${port}/v1`, port, requests, log, close: closer(server) };
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    port,
+    requests,
+    log,
+    served,
+    get truncated() {
+      return stats.truncated;
+    },
+    close: closer(server),
+  };
 }

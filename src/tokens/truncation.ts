@@ -1,0 +1,88 @@
+// Silent truncation: a server that cuts the prompt to its own context and reports only what it
+// kept (Ollama's OpenAI endpoint drops the oldest messages until the prompt fits num_ctx). The
+// sign is not "reported is below the estimate" — the estimator can be several times off on odd
+// text (runs of the alphabet, say) — but "the reported input stopped growing while what was sent
+// kept growing": an estimator error scales with the content, a cap does not. So the detector
+// compares growth against the last request the server counted in full, scaled by that request's
+// own reported/estimated ratio, and decides on near-zero growth at once, or on two under-grown
+// requests in a row.
+
+export interface Truncation {
+  /** The context the server evidently has (what it kept + what it wrote). */
+  window: number;
+  reason: string;
+}
+
+export type TruncationVerdict =
+  /** Counted in full: the figure may anchor the meter. */
+  | { kind: "counted" }
+  /** Grew too little once: do not anchor on it; one more such request confirms. */
+  | { kind: "suspect" }
+  | ({ kind: "truncated" } & Truncation);
+
+interface Point {
+  input: number;
+  visible: number;
+}
+
+/** Below this estimated growth a request says nothing either way. */
+const MIN_GROWTH = 500;
+/** Growth under this share of the expected, on a big enough step, is a cap, not an estimator error. */
+const NEAR_ZERO = 0.1;
+/** Growth under this share, twice in a row, is a cap (the estimator is not 4× off on two steps running). */
+const UNDER = 0.25;
+
+export function createTruncationDetector() {
+  let anchor: Point | undefined;
+  let suspect: (Point & { output: number }) | undefined;
+
+  const fmt = (n: number) => n.toLocaleString("en-US");
+  const verdict = (reported: number, expected: number, window: number): TruncationVerdict => {
+    anchor = undefined;
+    suspect = undefined;
+    return {
+      kind: "truncated",
+      window,
+      reason: `the server reported ${fmt(reported)} input tokens for a request of about ${fmt(Math.round(expected))}: it truncated the prompt to its own context (Ollama's num_ctx?) and dropped the oldest part`,
+    };
+  };
+
+  return {
+    /**
+     * One request: `reported` input tokens for a request estimated at `visible` (without
+     * thinking), and the reply's output tokens.
+     */
+    observe(reported: number, visible: number, output: number): TruncationVerdict {
+      if (!(reported > 0) || !(visible > 0)) return { kind: "counted" };
+      if (!anchor) {
+        anchor = { input: reported, visible };
+        return { kind: "counted" };
+      }
+      // The ratio the server showed on this session's own text, bounded against a degenerate anchor.
+      const ratio = Math.min(10, Math.max(0.1, anchor.input / anchor.visible));
+      const base = suspect ?? anchor;
+      const expectedGrowth = (visible - base.visible) * ratio;
+      const growth = reported - base.input;
+      if (expectedGrowth < MIN_GROWTH) {
+        // Too small a step to judge, or the history shrank (compacted): a capped server counts a
+        // smaller request in full again, so a shrink re-anchors.
+        if (expectedGrowth < 0 || !suspect) {
+          anchor = { input: reported, visible };
+          suspect = undefined;
+        }
+        return suspect ? { kind: "suspect" } : { kind: "counted" };
+      }
+      const expected = base.input + expectedGrowth;
+      const shortfall = expected - reported;
+      if (growth < expectedGrowth * NEAR_ZERO && shortfall >= 1_000) return verdict(reported, expected, reported + output);
+      if (growth < expectedGrowth * UNDER) {
+        if (suspect) return verdict(reported, expected, Math.max(reported + output, suspect.input + suspect.output));
+        suspect = { input: reported, visible, output };
+        return { kind: "suspect" };
+      }
+      anchor = { input: reported, visible };
+      suspect = undefined;
+      return { kind: "counted" };
+    },
+  };
+}

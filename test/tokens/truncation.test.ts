@@ -1,0 +1,89 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import { createTruncationDetector } from "../../src/tokens/truncation.ts";
+
+/** Feed (reported, estimated) pairs; return the verdict kinds. */
+function run(points: [number, number][], output = 200) {
+  const d = createTruncationDetector();
+  return points.map(([reported, visible]) => d.observe(reported, visible, output));
+}
+
+test("an estimator that is several times off, steadily, is not truncation (the replay's alphabet runs: 0.21 tokens per estimated token)", () => {
+  const points: [number, number][] = [];
+  for (let i = 1; i <= 40; i++) points.push([Math.round(i * 1_950 * 0.21), i * 1_950]);
+  assert.deepEqual(new Set(run(points).map((v) => v.kind)), new Set(["counted"]));
+});
+
+test("one odd chunk (the estimator 4.7× high on it), then ordinary growth: at most a suspicion, never a verdict", () => {
+  const points: [number, number][] = [
+    [2_000, 2_000],
+    [4_000, 4_000],
+    [4_000 + 425, 6_000], // 2,000 estimated, 425 real
+    [4_425 + 1_500, 7_500], // ordinary
+    [4_425 + 3_000, 9_000],
+  ];
+  const kinds = run(points).map((v) => v.kind);
+  assert.deepEqual(kinds, ["counted", "counted", "suspect", "counted", "counted"]);
+});
+
+test("Ollama's drop-oldest cap: detected by the second capped request at the latest, with the cap as the window", () => {
+  const cap = 14_000;
+  const msgs: number[] = [];
+  const points: [number, number][] = [];
+  for (let i = 0; i < 30; i++) {
+    msgs.push(900 + ((i * 37) % 400));
+    const sent = msgs.reduce((a, b) => a + b, 0);
+    // The server drops whole messages from the front until the rest fits.
+    let kept = sent;
+    for (let j = 0; kept > cap; j++) kept -= msgs[j]!;
+    points.push([kept, Math.round(sent * 1.03)]);
+  }
+  const verdicts = run(points);
+  const firstCapped = points.findIndex(([r], i) => r < points[i]![1] / 1.03 - 1);
+  const at = verdicts.findIndex((v) => v.kind === "truncated");
+  assert.ok(at >= firstCapped && at <= firstCapped + 1, `capped from #${firstCapped}, detected at #${at}`);
+  const v = verdicts[at]!;
+  assert.ok(v.kind === "truncated" && v.window > cap - 1_400 && v.window <= cap + 200, JSON.stringify(v));
+});
+
+test("a reported input that does not move while a big result arrives is detected at once", () => {
+  const kinds = run([
+    [8_000, 8_000],
+    [8_100, 12_000],
+  ]).map((v) => v.kind);
+  assert.deepEqual(kinds, ["counted", "truncated"]);
+});
+
+test("a compaction after a suspicion re-anchors on the smaller request (counted in full again)", () => {
+  const kinds = run([
+    [8_000, 8_000],
+    [8_500, 11_000], // suspicious: 500 of 3,000
+    [3_000, 3_100], // compacted
+    [5_000, 5_100],
+  ]).map((v) => v.kind);
+  assert.deepEqual(kinds, ["counted", "suspect", "counted", "counted"]);
+});
+
+test("property: a server that counts everything, at any steady ratio (0.15×..6×), with each step's text 2× off either way, is never called truncating", () => {
+  fc.assert(
+    fc.property(
+      fc.double({ min: 0.15, max: 6, noNaN: true }),
+      fc.array(fc.tuple(fc.integer({ min: -3_000, max: 20_000 }), fc.double({ min: 0.5, max: 2, noNaN: true })), { minLength: 2, maxLength: 60 }),
+      (ratio, steps) => {
+        let visible = 1_000;
+        let real = 1_000 * ratio;
+        const points: [number, number][] = [];
+        for (const [step, off] of steps) {
+          const next = Math.max(100, visible + step);
+          // Growth is new text (its own estimator error); a shrink is a compaction (removes in proportion).
+          real = next >= visible ? real + (next - visible) * ratio * off : real * (next / visible);
+          visible = next;
+          points.push([Math.max(1, Math.round(real)), visible]);
+        }
+        return run(points).every((v) => v.kind !== "truncated");
+      },
+    ),
+    { numRuns: 1_000 },
+  );
+});
