@@ -2,7 +2,8 @@
 // to disk; the context keeps a marker with the path and a preview. It runs first, so
 // the exact original is saved before any later layer could replace it.
 import { resultChars, resultPlainText, resultText, toolUseFor } from "../messages/blocks.ts";
-import type { ContentBlock, Message, ToolResultBlock } from "../messages/types.ts";
+import type { ContentBlock, Message, ToolResultBlock, ToolResultContentBlock } from "../messages/types.ts";
+import { describeMedia } from "../tokens/media.ts";
 import { resultLimitChars, resultLimitTokens } from "./config.ts";
 import { isClearedPlaceholder, isPersistedMarker, persistedMarker } from "./markers.ts";
 import type { BudgetEvent, LayerContext, LayerResult, PersistedResult } from "./types.ts";
@@ -21,7 +22,11 @@ function persist(
   const { budget } = ctx.config;
   const tokensBefore = ctx.tokens.block(block);
   const chars = resultChars(block.content);
-  const plain = resultPlainText(block.content);
+  // Images and documents are named after the preview whatever its length (the model must know
+  // what the result held); the preview itself is the text.
+  const media = Array.isArray(block.content) ? block.content.filter((b) => b.type !== "text") : [];
+  const plain = media.length === 0 ? resultPlainText(block.content) : resultPlainText((block.content as ToolResultContentBlock[]).filter((b) => b.type === "text"));
+  const named = media.map((b) => `\n[${describeMedia(b)}]`).join("");
   // The preview may never be most of what it replaces (small windows, token-dense text).
   let previewChars = Math.min(budget.previewChars, Math.floor(plain.length / 4), Math.floor(resultLimitTokens(ctx.window, budget) * 2));
   let marker = "";
@@ -36,7 +41,7 @@ function persist(
     unsaved = `${(e as NodeJS.ErrnoException).code ?? "error"}: ${(e as Error).message.split("\n")[0]!.slice(0, 120)}`;
   }
   while (true) {
-    marker = persistedMarker({ toolUseId: block.tool_use_id, ...(path !== undefined ? { path } : { unsaved: unsaved!, archived: ctx.archived }), chars, tokens: tokensBefore, preview: plain.slice(0, previewChars) });
+    marker = persistedMarker({ toolUseId: block.tool_use_id, ...(path !== undefined ? { path } : { unsaved: unsaved!, archived: ctx.archived }), chars, tokens: tokensBefore, preview: plain.slice(0, previewChars) + named });
     const next: ToolResultBlock = { ...block, content: marker };
     tokensAfter = ctx.tokens.block(next);
     if (tokensAfter < tokensBefore) {

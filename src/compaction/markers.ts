@@ -60,11 +60,14 @@ export function clearedPlaceholder(args: {
   tokens: number;
   /** Where the original was saved; without it, the original is in the session transcript. */
   savedPath?: string;
+  /** Images or documents the result held (described): the saved copy is text, the transcript has them. */
+  media?: string[];
 }): string {
   const where = args.savedPath
     ? `read the saved copy at ${args.savedPath} (recall "${args.toolUseId}")`
     : `recall "${args.toolUseId}" to read the original from the session transcript`;
-  return `${CLEARED_PREFIX} to free context: ${args.call}, ~${fmt(args.tokens)} tokens. Re-run it for fresh output, or ${where}.]`;
+  const media = args.media?.length ? ` It held ${args.media.join(", ")} (the session transcript keeps ${args.media.length === 1 ? "it" : "them"}).` : "";
+  return `${CLEARED_PREFIX} to free context: ${args.call}, ~${fmt(args.tokens)} tokens. Re-run it for fresh output, or ${where}.${media}]`;
 }
 
 export function snipBoundary(args: { removed: number; from: number; to: number; archivePath?: string }): string {

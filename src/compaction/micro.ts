@@ -9,6 +9,7 @@
 //   so everything older than the newest N goes, whatever the savings.
 import { resultText, toolUseFor } from "../messages/blocks.ts";
 import type { ContentBlock, Message, ToolResultBlock, ToolUseBlock } from "../messages/types.ts";
+import { describeMedia } from "../tokens/media.ts";
 import { microMinSavings } from "./config.ts";
 import { clearedPlaceholder, describeCall, isClearedPlaceholder, isPersistedMarker, persistedPath } from "./markers.ts";
 import type { ClearedResult, LayerContext, LayerResult, MicroEvent } from "./types.ts";
@@ -98,7 +99,8 @@ export function micro(history: readonly Message[], ctx: LayerContext): LayerResu
     const priced = clearedPlaceholder({ toolUseId: id, call: c.call, tokens: c.tokens, savedPath: c.savedPath ?? (ctx.archived ? undefined : PATH_STANDIN) });
     if (ctx.tokens.text(priced) + 8 >= c.tokens) continue;
     const savedPath = c.savedPath ?? (ctx.archived ? undefined : ctx.store.save(id, resultText(c.original.content)));
-    const replacement: ToolResultBlock = { ...c.original, content: clearedPlaceholder({ toolUseId: id, call: c.call, tokens: c.tokens, savedPath }) };
+    const media = Array.isArray(c.original.content) ? c.original.content.filter((b) => b.type !== "text").map((b) => describeMedia(b)) : [];
+    const replacement: ToolResultBlock = { ...c.original, content: clearedPlaceholder({ toolUseId: id, call: c.call, tokens: c.tokens, savedPath, media }) };
     const after = ctx.tokens.block(replacement);
     if (after >= c.tokens) continue;
     freed += c.tokens - after;

@@ -5,7 +5,7 @@ import { blocksOf, toolResultsOf, toolUsesOf } from "../messages/blocks.ts";
 import type { ContentBlock, Message } from "../messages/types.ts";
 import type { TokenCounter } from "../tokens/count.ts";
 import { type FileLedger, callFiles, ledgerOf, renderLedger } from "./ledger.ts";
-import { LATEST_REQUEST_PREFIX, REBUILD_TAG, USER_MESSAGE_PREFIX, selectUserMessages, todosOf, userMessagesOf } from "./retain.ts";
+import { LATEST_REQUEST_PREFIX, REBUILD_TAG, USER_MESSAGE_PREFIX, carryAttachments, selectUserMessages, todosOf, userMessagesOf } from "./retain.ts";
 
 export interface RebuildBudgets {
   /** The user's own messages, newest first (the latest always). */
@@ -19,6 +19,8 @@ export interface RebuildBudgets {
   restoreTotalTokens: number;
   /** Cap on the ledger block (paths only; modified first). */
   ledgerTokens: number;
+  /** The user's newest attachments (images, documents) kept whole within this (default: restoreTotalTokens). */
+  attachmentTokens?: number;
 }
 
 export interface RebuildInput {
@@ -168,6 +170,8 @@ export function rebuild(input: RebuildInput): RebuildResult {
   const kept = sel.latest !== undefined && tailTyped.length > 0 ? [...sel.kept, sel.latest] : sel.kept;
   for (const t of kept) blocks.push({ type: "text", text: `${USER_MESSAGE_PREFIX}${t}` });
   if (sel.latest !== undefined && tailTyped.length === 0) blocks.push({ type: "text", text: `${LATEST_REQUEST_PREFIX}${sel.latest}` });
+  const attachments = carryAttachments(before, budgets.attachmentTokens ?? budgets.restoreTotalTokens, counter, input.archivePath ? ` (${input.archivePath})` : "");
+  blocks.push(...attachments.blocks);
   if (ledger.read.size + ledger.modified.size > 0) blocks.push({ type: "text", text: renderLedger(boundedLedger(ledger, budgets.ledgerTokens, counter)) });
   const files = restoreFiles(recentlyRead(history, ledger), input);
   blocks.push(...files.blocks);

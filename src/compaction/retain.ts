@@ -2,8 +2,9 @@
 // and the todo state. Each is carried in the rebuilt history in a form the next
 // compaction parses back, so nothing depends on the summary remembering it.
 import { blocksOf, toolUsesOf } from "../messages/blocks.ts";
-import type { Message } from "../messages/types.ts";
+import type { ContentBlock, Message } from "../messages/types.ts";
 import type { TokenCounter } from "../tokens/count.ts";
+import { describeMedia } from "../tokens/media.ts";
 
 export const USER_MESSAGE_PREFIX = "[an earlier message from the user, verbatim]\n";
 export const LATEST_REQUEST_PREFIX = "[the user's latest request, verbatim]\n";
@@ -103,4 +104,52 @@ function renderTodos(input: unknown): string {
   }
   lines.push("</lethe-todos>");
   return lines.join("\n");
+}
+
+export const ATTACHMENTS_TAG = "[lethe: attachments from the compacted part of this conversation";
+const NOT_IN_CONTEXT = "not in context now";
+const MAX_TOOL_MEDIA_NAMED = 5;
+
+/**
+ * The user's attachments (images, documents, uploads: any non-text block of a user message,
+ * outside tool results) in `scope`, for a compaction that removes it: the newest whole ones that
+ * fit `budget` tokens go back in, and one note names every attachment, kept or not, with where the
+ * rest are (the session transcript). Notes an earlier compaction left in `scope` carry on.
+ */
+export function carryAttachments(scope: readonly Message[], budget: number, counter: TokenCounter, where: string): { blocks: ContentBlock[]; kept: number; noted: number } {
+  const earlier: string[] = [];
+  const found: ContentBlock[] = [];
+  // Images tools returned (screenshots): named, not attached again (the agent can take another).
+  const fromTools: string[] = [];
+  for (const m of scope) {
+    if (m.role !== "user" || typeof m.content === "string") continue;
+    for (const b of m.content) {
+      if (b.type === "text") {
+        if (b.text.startsWith(ATTACHMENTS_TAG)) for (const line of b.text.split("\n")) if (line.startsWith("- ") && line.includes(NOT_IN_CONTEXT)) earlier.push(line);
+      } else if (b.type === "tool_result") {
+        if (Array.isArray(b.content)) for (const inner of b.content) if (inner.type !== "text") fromTools.push(describeMedia(inner));
+      } else if (b.type !== "thinking" && b.type !== "redacted_thinking" && b.type !== "tool_use") found.push(b);
+    }
+  }
+  if (found.length === 0 && earlier.length === 0 && fromTools.length === 0) return { blocks: [], kept: 0, noted: 0 };
+  const keep = new Set<ContentBlock>();
+  let used = 0;
+  for (let i = found.length - 1; i >= 0; i--) {
+    const t = counter.block(found[i]!);
+    if (used + t > budget) break;
+    used += t;
+    keep.add(found[i]!);
+  }
+  const lines = [...earlier];
+  for (const b of found) {
+    const what = describeMedia(b as { type: string; source?: unknown; title?: unknown });
+    lines.push(keep.has(b) ? `- ${what} — attached again below` : `- ${what} — ${NOT_IN_CONTEXT}; kept in full in the session transcript${where}`);
+  }
+  if (fromTools.length > 0) {
+    const named = fromTools.slice(-MAX_TOOL_MEDIA_NAMED);
+    const more = fromTools.length - named.length;
+    lines.push(`- from tool results: ${named.join("; ")}${more > 0 ? ` (and ${more} earlier)` : ""} — ${NOT_IN_CONTEXT}; kept in the session transcript${where}`);
+  }
+  const note = `${ATTACHMENTS_TAG}: ${lines.length} in all]\n${lines.join("\n")}`;
+  return { blocks: [{ type: "text", text: note }, ...found.filter((b) => keep.has(b))], kept: keep.size, noted: lines.length };
 }

@@ -15,7 +15,7 @@ import type { ContentBlock, Message } from "../messages/types.ts";
 const isCarried = (text: string) => isLetheText(text) || text.startsWith(USER_MESSAGE_PREFIX);
 import { autoCompactThreshold, rebuildBudgets } from "./config.ts";
 import { ledgerOf, renderLedger } from "./ledger.ts";
-import { USER_MESSAGE_PREFIX, isLetheText, selectUserMessages, userMessagesOf } from "./retain.ts";
+import { USER_MESSAGE_PREFIX, carryAttachments, isLetheText, selectUserMessages, userMessagesOf } from "./retain.ts";
 import { snipBoundary } from "./markers.ts";
 import type { LayerContext, LayerResult, SnipEvent } from "./types.ts";
 
@@ -55,6 +55,7 @@ export function snip(history: readonly Message[], ctx: LayerContext): LayerResul
   const kept = users.latest === undefined ? users.kept : [...users.kept, users.latest];
   const ledger = ledgerOf(scope);
   const carried: ContentBlock[] = [{ type: "text", text: note }, ...kept.map((t) => ({ type: "text" as const, text: `${USER_MESSAGE_PREFIX}${t}` }))];
+  carried.push(...carryAttachments(scope, budgets.restoreTotalTokens, ctx.tokens, ctx.archivePath ? ` (${ctx.archivePath})` : "").blocks);
   if (ledger.read.size + ledger.modified.size > 0) carried.push({ type: "text", text: renderLedger(ledger) });
   const bounded: Message = { ...last, content: [...own, ...carried] };
   const out = [...history.slice(0, cut.head - 1), bounded, ...history.slice(cut.tail)];
