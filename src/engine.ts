@@ -15,7 +15,7 @@ import { indexNewCalls } from "./compaction/ledger.ts";
 import { shrinkBytes, shrinkFresh } from "./compaction/reactive.ts";
 import type { ModelError } from "./model/types.ts";
 import type { TranscriptWriter } from "./session/transcript.ts";
-import { createFileStore, createMemoryStore } from "./session/tool-results.ts";
+import { createFileStore, createMemoryStore, resultFileName } from "./session/tool-results.ts";
 import { type TokenCounter, createTokenCounter } from "./tokens/count.ts";
 import { type ContextMeter, type Usage, createContextMeter, usageInput } from "./tokens/meter.ts";
 import type { MediaFormula } from "./tokens/media.ts";
@@ -116,6 +116,11 @@ export interface Engine {
   recover(history: readonly Message[], error: ModelError, call?: PrepareCall): Promise<RequestReady>;
   /** Report the provider's usage for the request just sent and the reply received. */
   observe(sent: readonly Message[], reply: Message, usage: Usage, call?: PrepareCall): void;
+  /**
+   * The full text a layer moved out of the context for this tool_use id, when the store can read
+   * it back (without a sessionDir results are kept in memory: a host's own recall tool reads them here).
+   */
+  readStored(toolUseId: string): string | undefined;
 }
 
 /** Bad options are a one-line error at the door, never a NaN threshold or a layer that loops. */
@@ -278,6 +283,16 @@ export function createEngine(opts: EngineOptions): Engine {
     meter,
     compactor,
     prepare: prepareSync,
+    readStored(toolUseId) {
+      if (typeof toolUseId !== "string") throw new LetheInputError("readStored", `needs a tool_use id string, got ${toolUseId === null ? "null" : typeof toolUseId}`);
+      if (store.load) return store.load(toolUseId);
+      const path = opts.sessionDir ? join(opts.sessionDir, "tool-results", resultFileName(toolUseId)) : undefined;
+      try {
+        return path ? readFileSync(path, "utf8") : undefined;
+      } catch {
+        return undefined;
+      }
+    },
 
     async beforeRequest(history, call = {}) {
       const start = emitted.length;

@@ -24,6 +24,28 @@ test("engine: huge results land in <sessionDir>/tool-results, byte for byte", ()
   }
 });
 
+test("engine.readStored gives back what a layer moved out, with a session folder (disk) or without one (memory); the memory marker claims no file", () => {
+  const big = "line\n".repeat(20_000);
+  const history = [user("go"), calls(["bash", { command: "seq" }, "toolu_1"]), results(["toolu_1", big])];
+  const memory = createEngine({ contextWindow: 200_000, maxOutputTokens: 32_000 });
+  const r = memory.prepare(history);
+  assert.equal(r.events[0]?.kind, "budget");
+  const marker = JSON.stringify(r.history);
+  assert.doesNotMatch(marker, /read_file|mem:\/\//, "no path the model cannot open");
+  assert.match(marker, /tool result \\"toolu_1\\"/);
+  assert.equal(memory.readStored("toolu_1"), big);
+  assert.equal(memory.readStored("toolu_2"), undefined);
+  const dir = mkdtempSync(join(tmpdir(), "lethe-engine-"));
+  try {
+    const disk = createEngine({ contextWindow: 200_000, maxOutputTokens: 32_000, sessionDir: dir });
+    disk.prepare(history);
+    assert.equal(disk.readStored("toolu_1"), big);
+    assert.throws(() => disk.readStored(null as never), /readStored/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test("engine: every request passes through repair, and the result is valid", () => {
   const engine = createEngine({ contextWindow: 32_000, maxOutputTokens: 8_000 });
   const broken: Message[] = [said("hello"), calls(["bash", {}, "x"]), user("where is my result?")];

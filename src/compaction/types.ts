@@ -11,6 +11,8 @@ import type { CompactionConfig } from "./config.ts";
 export interface ToolResultStore {
   /** Writes `text` for this tool_use id; returns the path (or URI) it can be read back from. */
   save(toolUseId: string, text: string): string;
+  /** What was saved for this id, where the store can read it back (the in-memory store can). */
+  load?(toolUseId: string): string | undefined;
 }
 
 export interface ModelWindow {

@@ -85,5 +85,8 @@ export function createMemoryStore(prefix = "mem://tool-results/"): ToolResultSto
       files.set(path, text);
       return path;
     },
+    load(toolUseId) {
+      return files.get(`${prefix}${resultFileName(toolUseId)}`);
+    },
   };
 }
