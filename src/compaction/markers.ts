@@ -21,7 +21,7 @@ export function persistedMarker(args: {
 }): string {
   const where =
     args.path !== undefined && /^mem:\/\//.test(args.path)
-      ? `The full output is kept by the program running this session (not on disk): ask for tool result "${args.toolUseId}" with its recall tool if it has one.`
+      ? `The full output is saved at ${args.path}; that is in the memory of the program running this session, not a file: ask for tool result "${args.toolUseId}" with its recall tool if it has one.`
       : args.path !== undefined
       ? `The full output is saved at ${args.path}; read it in slices with read_file (offset/limit) or recall "${args.toolUseId}".`
       : `It could not be saved to disk (${args.unsaved ?? "unknown error"}); ${args.archived ? `the full output stays in the session transcript: recall "${args.toolUseId}"` : "only the preview below is left"}.`;
