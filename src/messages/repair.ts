@@ -53,8 +53,10 @@ interface Entry {
   src: number;
   /** tool_result blocks found in this assistant message, to move into the next user message. */
   misplaced: ToolResultBlock[];
-  /** tool_use ids of this assistant entry. */
-  useIds: Set<string>;
+  /** tool_use ids of this assistant entry (an array: a Set per message was a tenth of a 100k repair's heap). */
+  useIds: string[];
+  /** Built on demand for lookups in an entry with many ids. */
+  useSet: Set<string> | null;
   /** `blocks` is this entry's own array (safe to append to), not an input message's. */
   owned: boolean;
 }
@@ -113,7 +115,7 @@ export function repair(history: readonly Message[], opts: RepairOptions = {}): R
           drop = true;
           if (misplaced === NONE) misplaced = [];
           misplaced.push(b);
-        } else if (b.type === "tool_result" && !answering?.useIds.has(b.tool_use_id)) {
+        } else if (b.type === "tool_result" && !(answering && hasUse(answering, b.tool_use_id))) {
           drop = true;
           fixes.push({
             kind: "dropped_orphan_tool_result",
@@ -160,7 +162,7 @@ export function repair(history: readonly Message[], opts: RepairOptions = {}): R
       for (const b of blocks) last.blocks.push(b);
       last.orig = null;
       addMisplaced(last, misplaced);
-      if (role === "assistant") addUseIds(last.useIds, blocks);
+      if (role === "assistant") addUseIds(last, blocks);
       // One fix per run of merges (a run of 100k same-role messages is one fix, not 100k).
       const prev = fixes[fixes.length - 1];
       if (prev?.kind === "merged_messages" && prev.index === last.src && mergeRun?.entry === last) {
@@ -172,7 +174,7 @@ export function repair(history: readonly Message[], opts: RepairOptions = {}): R
     } else {
       const e = entry(role, blocks, changed ? null : m, m, i);
       addMisplaced(e, misplaced);
-      if (role === "assistant") addUseIds(e.useIds, blocks);
+      if (role === "assistant") addUseIds(e, blocks);
       out.push(e);
     }
   }
@@ -194,6 +196,7 @@ export function repair(history: readonly Message[], opts: RepairOptions = {}): R
     }
   };
 
+  const renames = new Map<string, { fix: Fix; count: number; first: string; last: string }>();
   const waiting: Waiting = new Map();
   const order: Use[] = [];
   const st: PairState = { waiting, fixes, results: [], e: out[0]!, next: out[0]!, changed: false };
@@ -215,12 +218,16 @@ export function repair(history: readonly Message[], opts: RepairOptions = {}): R
         id = freshId(b.id);
         renamed ??= e.blocks.slice();
         renamed[k] = { ...b, id };
-        fixes.push({
-          kind: "renamed_duplicate_tool_use_id",
-          index: e.src,
-          toolUseId: b.id,
-          message: `tool_use id ${b.id} was already used; renamed to ${id}`,
-        });
+        // One fix per duplicated id, however many times it recurs (its line is written at the end).
+        const run = renames.get(b.id);
+        if (run) {
+          run.count++;
+          run.last = id;
+        } else {
+          const fix: Fix = { kind: "renamed_duplicate_tool_use_id", index: e.src, toolUseId: b.id, message: "" };
+          fixes.push(fix);
+          renames.set(b.id, { fix, count: 1, first: id, last: id });
+        }
       }
       seen.add(id);
       const w = { id, name: b.name, claimed: false };
@@ -294,6 +301,12 @@ export function repair(history: readonly Message[], opts: RepairOptions = {}): R
     }
   }
 
+  for (const [id, r] of renames) {
+    r.fix.message =
+      r.count === 1
+        ? `tool_use id ${id} was already used; renamed to ${r.first}`
+        : `tool_use id ${id} was used ${r.count + 1} times; renamed the ${r.count} later uses to ${r.first} … ${r.last}`;
+  }
   const repaired = out.map((e): Message => {
     if (e.orig) return e.orig;
     return e.base ? { ...e.base, role: e.role, content: e.blocks } : { role: e.role, content: e.blocks };
@@ -348,12 +361,12 @@ function claimResult(st: PairState, b: ToolResultBlock, moved: boolean): void {
 }
 
 function entry(role: Role, blocks: ContentBlock[], orig: Message | null, base: Message | null, src: number): Entry {
-  return { role, blocks, orig, base, src, misplaced: NONE, useIds: role === "assistant" ? new Set() : NO_IDS, owned: false };
+  return { role, blocks, orig, base, src, misplaced: NONE, useIds: role === "assistant" ? [] : NO_IDS, useSet: null, owned: false };
 }
 
 /** Shared empties: user entries never hold tool_use ids, and most entries no misplaced results. */
 const NONE: ToolResultBlock[] = [];
-const NO_IDS: Set<string> = new Set();
+const NO_IDS: string[] = [];
 
 function addMisplaced(e: Entry, results: readonly ToolResultBlock[]): void {
   if (results.length === 0) return;
@@ -361,8 +374,19 @@ function addMisplaced(e: Entry, results: readonly ToolResultBlock[]): void {
   for (const r of results) e.misplaced.push(r);
 }
 
-function addUseIds(ids: Set<string>, blocks: readonly ContentBlock[]): void {
-  for (const b of blocks) if (b.type === "tool_use") ids.add(b.id);
+function addUseIds(e: Entry, blocks: readonly ContentBlock[]): void {
+  for (const b of blocks) {
+    if (b.type !== "tool_use") continue;
+    e.useIds.push(b.id);
+    e.useSet?.add(b.id);
+  }
+}
+
+/** Few ids: a scan; many (a merged run): a Set, built once and kept up to date. */
+function hasUse(e: Entry, id: string): boolean {
+  if (e.useIds.length <= 8) return e.useIds.includes(id);
+  e.useSet ??= new Set(e.useIds);
+  return e.useSet.has(id);
 }
 
 function dropOrphan(fixes: Fix[], index: number, r: ToolResultBlock): void {
