@@ -2,6 +2,7 @@
 // (beforeRequest, or the synchronous prepare for the cheap layers only), after each
 // response (observe), when the provider refuses a prompt as too long (recover), and for
 // /compact (compact). Side effects (disk, clock, model) are wired here, at the edge.
+import { LetheError } from "./errors.ts";
 import { readFileSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import type { Message } from "./messages/types.ts";
@@ -9,10 +10,11 @@ import { LetheInputError, checkHistory, checkMessage } from "./messages/input.ts
 import { type Fix, type Violation, repair, validate } from "./messages/invariants.ts";
 import { type CompactionConfig, type DeepPartial, autoCompactThreshold, resolveConfig } from "./compaction/config.ts";
 import { type PrepareResult, prepare } from "./compaction/pipeline.ts";
-import type { CompactionEvent, LayerContext, ModelWindow, SummarizeEvent, ToolResultStore, WindowLearnedEvent } from "./compaction/types.ts";
+import type { CompactionEvent, LayerContext, ModelWindow, SummarizeEvent, SummaryKind, ToolResultStore, WindowLearnedEvent } from "./compaction/types.ts";
 import { type CompactHooks, type Compactor, type RequestShape, type Summarizer, createCompactor } from "./compaction/compactor.ts";
 import { indexNewCalls } from "./compaction/ledger.ts";
 import { shrinkBytes, shrinkFresh } from "./compaction/reactive.ts";
+import { type CompactionRecord, compactionRecords } from "./compaction/records.ts";
 import type { ModelError } from "./model/types.ts";
 import type { TranscriptWriter } from "./session/transcript.ts";
 import { createFileStore, createMemoryStore, resultFileName } from "./session/tool-results.ts";
@@ -78,18 +80,19 @@ export interface RequestReady {
 }
 
 /** Thrown when a prepared history still breaks an invariant (a bug, never sent). */
-export class InvariantError extends Error {
+export class InvariantError extends LetheError {
   constructor(readonly violations: Violation[]) {
-    super(`lethe: prepared history breaks ${violations.length} invariant(s); first: message ${violations[0]?.index}: ${violations[0]?.message}`);
+    super("invariant", `lethe: prepared history breaks ${violations.length} invariant(s); first: message ${violations[0]?.index}: ${violations[0]?.message}`);
   }
 }
 
 /** Thrown instead of sending a request the engine already knows is over the window. */
-export class OverWindowError extends Error {
+export class OverWindowError extends LetheError {
   /** `compacted`: a summary ran and the request is still too long; otherwise nothing was compacted (auto-compact off, or ask and the answer was no). */
   constructor(readonly tokens: number, readonly limit: number, readonly compacted = true) {
     const n = (x: number) => x.toLocaleString("en-US");
     super(
+      "over_window",
       compacted
         ? `lethe: the request is still ${n(tokens)} tokens after compaction, over the ${n(limit)} the window allows; not sending it`
         : `lethe: the context is ${n(tokens)} tokens, over the ${n(limit)} the window allows, and was not compacted (auto-compact is not on); not sending it — /compact makes room`,
@@ -111,7 +114,7 @@ export interface Engine {
   /** Everything before a request: the cheap layers, then a summary when over the threshold. */
   beforeRequest(history: readonly Message[], call?: PrepareCall): Promise<RequestReady>;
   /** Manual compaction (/compact [focus], the compact tool), or a subagent's. */
-  compact(history: readonly Message[], call?: PrepareCall & { focus?: string; kind?: "manual" | "subagent" }): Promise<RequestReady>;
+  compact(history: readonly Message[], call?: PrepareCall & { focus?: string; kind?: Exclude<SummaryKind, "reactive"> }): Promise<RequestReady>;
   /** The provider refused the prompt as too long: shrink harder; the caller retries once. */
   recover(history: readonly Message[], error: ModelError, call?: PrepareCall): Promise<RequestReady>;
   /** Report the provider's usage for the request just sent and the reply received. */
@@ -210,12 +213,13 @@ export function createEngine(opts: EngineOptions): Engine {
     return history;
   }
 
-  function record(e: CompactionEvent, history?: Message[], summary?: string) {
+  function record(e: CompactionEvent, history?: Message[], summary?: string, counted?: CompactionRecord) {
     if (!opts.transcript) return;
     if ("tokensBefore" in e) {
       opts.transcript.appendBoundary({ kind: e.kind, tokens_before: e.tokensBefore, tokens_after: e.tokensAfter, history, summary, details: { ...e } });
     } else if (e.kind === "budget" || e.kind === "snip" || e.kind === "micro") {
-      opts.transcript.appendBoundary({ kind: e.kind, tokens_before: -1, tokens_after: -1, details: { ...e } });
+      // The cheap layers report what they freed; the numbers come from the tokens measured after them.
+      opts.transcript.appendBoundary({ kind: e.kind, tokens_before: counted?.tokens_before ?? -1, tokens_after: counted?.tokens_after ?? -1, details: { ...e } });
     }
   }
 
@@ -227,11 +231,12 @@ export function createEngine(opts: EngineOptions): Engine {
     const result = prepare(repaired.history, layerContext(call));
     // repair's output is valid; only a layer that changed something needs a second look.
     if (result.history !== repaired.history) checked(result.history);
+    const measuredTokens = meter.measure(result.history, call.fixedTokens ?? 0);
+    const records = result.events.length > 0 ? compactionRecords(result.events, measuredTokens) : undefined;
     for (const e of result.events) {
-      record(e);
+      record(e, undefined, undefined, records?.get(e));
       emit(e);
     }
-    const measuredTokens = meter.measure(result.history, call.fixedTokens ?? 0);
     return { ...result, measuredTokens, fixes: repaired.fixes, overThreshold: measuredTokens > result.threshold };
   }
 
@@ -355,7 +360,8 @@ export function createEngine(opts: EngineOptions): Engine {
       const over = error.actualTokens && error.limitTokens ? error.actualTokens - error.limitTokens : 0;
       const shrunk = shrinkFresh(source, ctx, over);
       if (shrunk.event) {
-        record(shrunk.event);
+        const after = (call.fixedTokens ?? 0) + counter.messages(shrunk.history);
+        record(shrunk.event, undefined, undefined, { kind: "budget", tokens_before: after + shrunk.freedTokens, tokens_after: after });
         emit(shrunk.event);
       }
       // If shrinking alone freed clearly more than the overage, retry without a summary.

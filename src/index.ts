@@ -1,4 +1,6 @@
-// lethe: the package root.
+// lethe: the package root — the engine, its layers, stores, transcripts, recall, converters and
+// errors. No provider SDK and no agent loop in its import graph: those are `lethe/clients` (the
+// SDK-backed model clients) and `lethe/agent` (the loop and the built-in tools).
 export * from "./messages/types.ts";
 export * from "./messages/blocks.ts";
 export { estimateTokens } from "./tokens/estimate.ts";
@@ -26,6 +28,14 @@ export { OverWindowError } from "./engine.ts";
 export { openTranscript, loadTranscript, resumeContext, type TranscriptWriter, type TranscriptEntry, type BoundaryEntry } from "./session/transcript.ts";
 export { recall, type RecallOptions, type RecallResult } from "./session/recall.ts";
 export * from "./session/paths.ts";
-export * from "./model/index.ts";
+// Model types, errors, retries and the known-model table: no SDK behind them.
+export * from "./model/types.ts";
+export * from "./model/errors.ts";
+export * from "./model/models.ts";
+export * from "./model/retry.ts";
+export { parseToolInput } from "./model/tool-input.ts";
+export { LetheError, isLetheError, EXIT_CODES, type LetheErrorCode } from "./errors.ts";
+export { TranscriptVersionError } from "./session/transcript.ts";
+export { SessionLockedError } from "./session/lock.ts";
+export { compactionRecords, type CompactionRecord } from "./compaction/records.ts";
 export { createCommandHooks, parseHooksConfig, type HooksConfig, type HookCommand } from "./hooks/compact-hooks.ts";
-export { runAgent, type AgentOptions, type AgentResult, type AgentEvent } from "./agent/loop.ts";

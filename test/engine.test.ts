@@ -47,6 +47,23 @@ test("engine.readStored gives back what a layer moved out, with a session folder
   }
 });
 
+test("engine: a cheap layer's boundary line in the transcript has its tokens before and after (not -1)", async () => {
+  const { openTranscript, loadTranscript } = await import("../src/session/transcript.ts");
+  const dir = mkdtempSync(join(tmpdir(), "lethe-engine-"));
+  try {
+    const transcript = openTranscript(join(dir, "t.jsonl"), { header: { id: "s", cwd: dir } });
+    const engine = createEngine({ contextWindow: 200_000, maxOutputTokens: 32_000, sessionDir: dir, transcript });
+    const r = engine.prepare([user("go"), calls(["bash", { command: "seq" }, "toolu_1"]), results(["toolu_1", "line\n".repeat(20_000)])], { fixedTokens: 100 });
+    transcript.close();
+    const boundary = loadTranscript(join(dir, "t.jsonl")).entries.find((e) => e.type === "boundary") as { kind: string; tokens_before: number; tokens_after: number };
+    assert.equal(boundary.kind, "budget");
+    assert.equal(boundary.tokens_after, r.measuredTokens);
+    assert.ok(boundary.tokens_before > boundary.tokens_after + 10_000, JSON.stringify(boundary));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test("engine: every request passes through repair, and the result is valid", () => {
   const engine = createEngine({ contextWindow: 32_000, maxOutputTokens: 8_000 });
   const broken: Message[] = [said("hello"), calls(["bash", {}, "x"]), user("where is my result?")];

@@ -34,7 +34,8 @@ import { createToolBatchRunner } from "./tool-batch.ts";
 import { type AgentOptions, type AgentResult, type AgentStop, type CompactionRecord, reportCompactions } from "./types.ts";
 
 export type { AgentEvent, AgentOptions, AgentResult, AgentStop, CompactionRecord, ToolOutcome } from "./types.ts";
-export { compactionRecords, reportCompactions } from "./types.ts";
+export { reportCompactions } from "./types.ts";
+export { compactionRecords } from "../compaction/records.ts";
 export { INTERRUPTED_TEXT } from "./tool-batch.ts";
 
 function textOf(m: Message | undefined): string {
@@ -110,6 +111,7 @@ export async function runAgent(start: readonly Message[], prompt: string | undef
     ctx.signal = signal;
     if (opts.subagents) {
       ctx.runSubagent = createSubagentRunner(opts.subagents, {
+        run: runAgent,
         client,
         model: () => caller.model(),
         maxOutputTokens: opts.maxOutputTokens,
@@ -154,7 +156,7 @@ export async function runAgent(start: readonly Message[], prompt: string | undef
   const compactNow = async (kind: "manual" | "summarize", focus?: string) => {
     emit({ type: "compacting", kind });
     // engine.compact's kind names who asked; an auto-compact the user approved is still "summarize".
-    const r = await engine.compact(history, { ...shape, kind: kind as "manual", ...(focus ? { focus } : {}) });
+    const r = await engine.compact(history, { ...shape, kind, ...(focus ? { focus } : {}) });
     note(r.events, r.tokens);
     history = r.history;
     askedAtCrossing = false;

@@ -12,8 +12,7 @@ import { ModelError, type ModelClient } from "../model/types.ts";
 import type { RetryOptions } from "../model/retry.ts";
 import { type TranscriptWriter, openTranscript } from "../session/transcript.ts";
 import type { Tool, ToolContext } from "../tools/types.ts";
-import { runAgent } from "./loop.ts";
-import type { AgentEvent, CompactionRecord } from "./types.ts";
+import type { AgentEvent, AgentOptions, AgentResult, CompactionRecord } from "./types.ts";
 
 export interface SubagentEngineArgs {
   /** The subagent's own folder (tool-results/ and transcript.jsonl), when the parent has one. */
@@ -35,6 +34,8 @@ export interface SubagentOptions {
 }
 
 export interface SubagentParent {
+  /** The loop that runs the subagent (the parent's own: passed in, so this module does not import it back). */
+  run: (history: [], prompt: string, opts: AgentOptions) => Promise<AgentResult>;
   client: ModelClient;
   /** The parent's current model (after a fallback switch, the fallback). */
   model: () => string;
@@ -81,7 +82,7 @@ export function createSubagentRunner(opts: SubagentOptions, parent: SubagentPare
       parent.onEvent({ type: "subagent_event", id, event: e });
     };
     try {
-      const r = await runAgent([], prompt, {
+      const r = await parent.run([], prompt, {
         engine,
         client: parent.client,
         model: parent.model(),

@@ -2,7 +2,8 @@
 // returns; and the compaction records (kind, tokens before → after) the CLI prints and the
 // headless JSON carries.
 import type { Engine } from "../engine.ts";
-import type { CompactionEvent } from "../compaction/types.ts";
+import type { CompactionEvent, CompactionKind } from "../compaction/types.ts";
+import { type CompactionRecord, compactionRecords } from "../compaction/records.ts";
 import type { Message, ToolResultBlock, ToolUseBlock } from "../messages/types.ts";
 import type { ModelClient, ModelError, ModelResponse, StreamEvent, ToolDefinition } from "../model/types.ts";
 import type { RetryOptions } from "../model/retry.ts";
@@ -53,18 +54,12 @@ export interface AgentOptions {
   onCompactSuggested?: (info: { tokens: number; threshold: number; full: boolean }) => Promise<boolean>;
 }
 
-export interface CompactionRecord {
-  kind: string;
-  tokens_before: number;
-  tokens_after: number;
-  /** For kind "subagent": the kind of the compaction inside the subagent. */
-  subagent_kind?: string;
-}
+export type { CompactionRecord } from "../compaction/records.ts";
 
 export type AgentEvent =
   | { type: "stream"; event: StreamEvent }
   | { type: "compaction"; event: CompactionEvent; record?: CompactionRecord }
-  | { type: "compacting"; kind: string }
+  | { type: "compacting"; kind: CompactionKind }
   | { type: "request"; model: string; tokens: number; threshold: number }
   | { type: "response"; usage: Usage; stopReason: ModelResponse["stopReason"]; model: string }
   | { type: "message"; message: Message }
@@ -91,27 +86,6 @@ export interface AgentResult {
   model: string;
 }
 
-
-/**
- * Records for a batch of events from one prepare/compact: summary events carry their own
- * numbers; the cheap layers (which report only what they freed) are given before/after by
- * walking back from the tokens measured after the batch.
- */
-export function compactionRecords(events: readonly CompactionEvent[], tokensAfter: number): Map<CompactionEvent, CompactionRecord> {
-  const out = new Map<CompactionEvent, CompactionRecord>();
-  let running = tokensAfter;
-  for (let i = events.length - 1; i >= 0; i--) {
-    const e = events[i]!;
-    if ("tokensBefore" in e) {
-      out.set(e, { kind: e.kind, tokens_before: e.tokensBefore, tokens_after: e.tokensAfter });
-      running = e.tokensBefore;
-    } else if ((e.kind === "budget" || e.kind === "snip" || e.kind === "micro") && e.freedTokens > 0) {
-      out.set(e, { kind: e.kind, tokens_before: running + e.freedTokens, tokens_after: running });
-      running += e.freedTokens;
-    }
-  }
-  return out;
-}
 
 /** Emits a compaction event for each of `events`, in order, with its record; returns the records. */
 export function reportCompactions(events: readonly CompactionEvent[], tokensAfter: number, emit: (e: AgentEvent) => void): CompactionRecord[] {

@@ -1,13 +1,19 @@
 // Errors the CLI reports as one line (never a stack trace), with the exit code they mean.
 
+import { LetheError } from "../errors.ts";
+
 /** A bad command line: one-line message, exit 2. */
-export class UsageError extends Error {
-  readonly exitCode = 2;
+export class UsageError extends LetheError {
+  constructor(message: string) {
+    super("usage", message);
+  }
 }
 
 /** A problem with the configuration (settings file, environment): one-line message, exit 1. */
-export class ConfigError extends Error {
-  readonly exitCode = 1;
+export class ConfigError extends LetheError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("config", message, options);
+  }
 }
 
 const secrets = new Set<string>();

@@ -2,6 +2,7 @@
 // it fails. State that spans turns lives here (circuit breaker, thrash detection, the
 // background pre-summary); the pieces it calls (summarize, digest, rebuild) are pure or
 // take their side effects as arguments.
+import { LetheError } from "../errors.ts";
 import type { Message } from "../messages/types.ts";
 import { type ModelClient, ModelError, type ToolDefinition } from "../model/types.ts";
 import type { TokenCounter } from "../tokens/count.ts";
@@ -52,13 +53,17 @@ export interface CompactResult {
 }
 
 /** Thrown when the context refills right after each compaction: stop instead of burning money. */
-export class ThrashError extends Error {
+export class ThrashError extends LetheError {
   constructor(readonly repeats: number) {
-    super(`lethe: the context filled up again within a few turns of each of the last ${repeats} compactions; stopping so the session does not keep paying for summaries. Start a new session or raise the context window.`);
+    super("thrash", `lethe: the context filled up again within a few turns of each of the last ${repeats} compactions; stopping so the session does not keep paying for summaries. Start a new session or raise the context window.`);
   }
 }
 
-export class CompactionBlockedError extends Error {}
+export class CompactionBlockedError extends LetheError {
+  constructor(message: string) {
+    super("compaction_blocked", message);
+  }
+}
 
 /** Messages still there, in order, even if a cheap layer rewrote some of their content. */
 export function samePrefix(prefix: readonly Message[], history: readonly Message[]): boolean {

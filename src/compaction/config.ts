@@ -1,6 +1,13 @@
 // Defaults (SPEC.md, "Core idea") and how they scale down on small windows.
-import type { ModelWindow } from "./types.ts";
 import { compactionConfigSchema, describeIssue } from "./config-schema.ts";
+
+/** The model's window (declared here, not in types.ts, so the two modules do not import each other). */
+export interface ModelWindow {
+  /** Total context window of the model, in tokens. */
+  contextWindow: number;
+  /** Tokens reserved for the model's reply. */
+  maxOutputTokens: number;
+}
 
 export interface BudgetConfig {
   /** Largest tool result kept inline, in characters. */

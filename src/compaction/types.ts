@@ -5,7 +5,7 @@
 // caller passes in, so tests run layers against an in-memory store.
 import type { Message } from "../messages/types.ts";
 import type { TokenCounter } from "../tokens/count.ts";
-import type { CompactionConfig } from "./config.ts";
+import type { CompactionConfig, ModelWindow } from "./config.ts";
 
 /** Where replaced tool results go. `save` must be durable when it returns. */
 export interface ToolResultStore {
@@ -15,12 +15,12 @@ export interface ToolResultStore {
   load?(toolUseId: string): string | undefined;
 }
 
-export interface ModelWindow {
-  /** Total context window of the model, in tokens. */
-  contextWindow: number;
-  /** Tokens reserved for the model's reply. */
-  maxOutputTokens: number;
-}
+export type { ModelWindow } from "./config.ts";
+
+/** Every kind of compaction, once: the layers, the summaries and who asked for them. */
+export type CompactionKind = "budget" | "snip" | "micro" | "summarize" | "reactive" | "manual" | "subagent";
+/** The compactions that summarise (and rebuild) the history. */
+export type SummaryKind = Extract<CompactionKind, "summarize" | "reactive" | "manual" | "subagent">;
 
 export interface LayerContext {
   window: ModelWindow;
@@ -87,7 +87,7 @@ export type LayerEvent = BudgetEvent | SnipEvent | MicroEvent;
 
 /** A summary compaction: auto at the threshold, manual (/compact, compact tool), reactive, or a subagent's. */
 export interface SummarizeEvent {
-  kind: "summarize" | "manual" | "reactive" | "subagent";
+  kind: SummaryKind;
   /** "none": a reactive recovery that shrinking fresh results alone made fit. */
   summarizer: "model" | "digest" | "none";
   /** The summary came from the background pre-summary (no wait at the threshold). */

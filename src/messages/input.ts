@@ -2,12 +2,12 @@
 // gets one typed error naming the message index and the field, instead of a TypeError from deep
 // inside a layer (or, worse, text dropped in silence). What can be repaired without losing text
 // is left to repair(); this only refuses what cannot be read at all.
+import { LetheError } from "../errors.ts";
 import { depthExceeds } from "../model/tool-input.ts";
 
-export class LetheInputError extends TypeError {
-  readonly code = "bad_input";
+export class LetheInputError extends LetheError {
   constructor(readonly where: string, detail: string, message?: string) {
-    super(message ?? `lethe: ${where}: ${detail}`);
+    super("bad_input", message ?? `lethe: ${where}: ${detail}`);
   }
 }
 

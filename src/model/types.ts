@@ -1,5 +1,6 @@
 // One interface for every model provider. The engine and the agent speak lethe's
 // Anthropic-shape messages; each client converts at its edge.
+import { LetheError } from "../errors.ts";
 import type { Message } from "../messages/types.ts";
 import type { Usage } from "../tokens/meter.ts";
 
@@ -49,7 +50,7 @@ export type ModelErrorKind =
   | "aborted";
 
 /** Errors from any provider, normalised. */
-export class ModelError extends Error {
+export class ModelError extends LetheError {
   readonly kind: ModelErrorKind;
   readonly status?: number;
   /** prompt_too_long: tokens the provider counted, and its limit, when it said them. */
@@ -66,8 +67,7 @@ export class ModelError extends Error {
     message: string,
     extra: { status?: number; actualTokens?: number; limitTokens?: number; overBytes?: boolean; limitBytes?: number; retryAfterMs?: number; cause?: unknown } = {},
   ) {
-    super(message, extra.cause !== undefined ? { cause: extra.cause } : undefined);
-    this.name = "ModelError";
+    super("model", message, extra.cause !== undefined ? { cause: extra.cause } : undefined);
     this.kind = kind;
     this.status = extra.status;
     this.actualTokens = extra.actualTokens;

@@ -2,13 +2,13 @@
 // interleave their turns in one transcript; the second gets a one-line error naming the first.
 // The lock is a file created exclusively (O_EXCL) holding the owner's pid; a lock whose process is
 // gone (killed, crashed) is taken over.
+import { LetheError } from "../errors.ts";
 import { openSync, readFileSync, unlinkSync, writeSync, closeSync } from "node:fs";
 import { join } from "node:path";
 
-export class SessionLockedError extends Error {
-  readonly exitCode = 1;
+export class SessionLockedError extends LetheError {
   constructor(readonly sessionId: string, readonly pid: number) {
-    super(`lethe: session ${sessionId} is in use by another lethe process (pid ${pid}); wait for it to finish, or start a new session`);
+    super("session_locked", `lethe: session ${sessionId} is in use by another lethe process (pid ${pid}); wait for it to finish, or start a new session`);
   }
 }
 

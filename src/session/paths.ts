@@ -6,6 +6,7 @@
 //
 // Session ids sort by creation time (UTC, fixed width) and end in a random part, using only
 // filename-safe characters: 20250314-101502-123-9f86d081e2.
+import { LetheError } from "../errors.ts";
 import { randomBytes } from "node:crypto";
 import { accessSync, constants, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -40,10 +41,9 @@ export interface SessionSummary extends SessionPaths {
 }
 
 /** Thrown for an id that names no session (or an unsafe id). The message is one line. */
-export class SessionNotFoundError extends Error {
+export class SessionNotFoundError extends LetheError {
   constructor(message: string, readonly id: string) {
-    super(message);
-    this.name = "SessionNotFoundError";
+    super("session_not_found", message);
   }
 }
 
@@ -98,8 +98,10 @@ export function ensureLetheDir(workspace: string): string {
   return dir;
 }
 
-export class SessionStorageError extends Error {
-  readonly exitCode = 1;
+export class SessionStorageError extends LetheError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("session_storage", message, options);
+  }
 }
 
 /**

@@ -1,7 +1,7 @@
 // recall by query: a case-insensitive substring or /regex/ over every item of the session
 // (messages as rendered, original tool results, saved result files), newest first, as a bounded
 // list of hits that each name the id (and char offset) to read the whole item with.
-import { type SafeRegex, compileSafe } from "../tools/safe-regex.ts";
+import { type SafeRegex, compileSafe } from "./safe-regex.ts";
 import { readFileSync, readdirSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { resultText } from "../messages/blocks.ts";

@@ -13,6 +13,8 @@
 // still loads. Reopening a transcript whose last line is torn terminates the fragment and
 // appends a `torn-tail` event right after it, so the fragment stays on disk (nothing is
 // deleted) and later loads know it was a crash, not corruption.
+import { LetheError } from "../errors.ts";
+import type { CompactionKind } from "../compaction/types.ts";
 import { closeSync, fstatSync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, writeSync } from "node:fs";
 import { randomUUID } from "node:crypto";
 import { dirname } from "node:path";
@@ -45,15 +47,8 @@ export interface MessageEntry {
   [extra: string]: unknown;
 }
 
-export type BoundaryKind =
-  | "budget"
-  | "snip"
-  | "micro"
-  | "summarize"
-  | "reactive"
-  | "manual"
-  | "subagent"
-  | (string & {});
+/** A compaction's kind; older or newer files may hold others, kept as they are. */
+export type BoundaryKind = CompactionKind | (string & {});
 
 export interface BoundaryEntry {
   type: "boundary";
@@ -151,10 +146,9 @@ function writeAll(fd: number, buf: Buffer): void {
  * Opens (creating it and its folder if needed) a transcript for appending.
  * A new or empty file gets `opts.header` as its first line.
  */
-export class TranscriptVersionError extends Error {
-  readonly exitCode = 1;
+export class TranscriptVersionError extends LetheError {
   constructor(readonly path: string, readonly found: number) {
-    super(`lethe: ${path} was written by a newer lethe (transcript format ${found}; this one writes ${TRANSCRIPT_VERSION}); not appending to it — update lethe, or start a new session`);
+    super("transcript_version", `lethe: ${path} was written by a newer lethe (transcript format ${found}; this one writes ${TRANSCRIPT_VERSION}); not appending to it — update lethe, or start a new session`);
   }
 }
 

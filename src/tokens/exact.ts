@@ -7,10 +7,24 @@
 // chars and is never cut, so its count is exact. Each forced cut can add about one token (a
 // merge across the cut is lost): at most ~1 token per 1,000 chars of such a run, e.g. 180
 // instead of 157 for 20,000 spaces, 320 instead of 312 for 20,000 "=", exact for "a" or "中".
-import { countTokens as o200k, setMergeCacheSize } from "gpt-tokenizer/encoding/o200k_base";
+import { createRequire } from "node:module";
 
-// The merge cache (LRU over pieces) costs more than it saves once full: 2–5× slower.
-setMergeCacheSize(0);
+type Encoding = typeof import("gpt-tokenizer/encoding/o200k_base");
+let encoding: Encoding | undefined;
+
+/**
+ * The o200k tables take ~150 ms to load, and the engine never needs them (it estimates): they
+ * load on the first exact count, synchronously (gpt-tokenizer ships a CommonJS build), so
+ * importing lethe stays fast.
+ */
+function o200k(text: string, options: { disallowedSpecial: Set<string> }): number {
+  if (!encoding) {
+    encoding = createRequire(import.meta.url)("gpt-tokenizer/encoding/o200k_base") as Encoding;
+    // The merge cache (LRU over pieces) costs more than it saves once full: 2–5× slower.
+    encoding.setMergeCacheSize(0);
+  }
+  return encoding.countTokens(text, options);
+}
 
 /** Special-token text ("<|endoftext|>") in user content is counted as plain text, not rejected. */
 const OPTIONS = { disallowedSpecial: new Set<string>() };

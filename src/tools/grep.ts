@@ -6,7 +6,7 @@ import { sniffBuffer, SNIFF_BYTES } from "./filetype.ts";
 import { compileFilter } from "./glob-match.ts";
 import { searchRoot } from "./glob.ts";
 import type { Tool, ToolOutcome } from "./types.ts";
-import { type SafeRegex, compileSafe } from "./safe-regex.ts";
+import { type SafeRegex, compileSafe } from "../session/safe-regex.ts";
 import { ToolError, cutLine, displayPath, fail, fmt } from "./util.ts";
 import { type WalkEntry, namedSegments, walk } from "./walk.ts";
 
@@ -49,7 +49,7 @@ function readIfText(abs: string, size: number): string | null {
   }
 }
 
-/** The model's pattern on the linear-time engine (./safe-regex.ts): `re` per line, `any` per file. */
+/** The model's pattern on the linear-time engine (src/session/safe-regex.ts): `re` per line, `any` per file. */
 function compile(pattern: string, caseInsensitive: boolean): { re: SafeRegex; any: SafeRegex } {
   try {
     return { re: compileSafe(pattern, { ignoreCase: caseInsensitive }), any: compileSafe(pattern, { ignoreCase: caseInsensitive, multiline: true }) };

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createToolset } from "../../src/tools/index.ts";
 import { runToolCall } from "../../src/tools/index.ts";
-import { compileSafe } from "../../src/tools/safe-regex.ts";
+import { compileSafe } from "../../src/session/safe-regex.ts";
 import { openTranscript } from "../../src/session/transcript.ts";
 import { recall } from "../../src/session/recall.ts";
 

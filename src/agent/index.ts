@@ -1,0 +1,25 @@
+// lethe/agent: lethe's own agent loop and its built-in tools (bash, read_file, write_file,
+// edit_file, glob, grep, todo_write, task, compact, recall). The loop drives an engine and a model
+// client; pass `toolset: createToolset()` to give it the tools.
+export { runAgent, fixedTokensOf, historyAtFailure, reportCompactions } from "./loop.ts";
+export type { AgentEvent, AgentOptions, AgentResult, AgentStop, CompactionRecord, ToolOutcome } from "./types.ts";
+export type { SubagentOptions, SubagentEngineArgs } from "./subagent.ts";
+export { systemPrompt, type PromptInfo } from "./prompt.ts";
+export {
+  createToolset,
+  toolDefinitions,
+  runToolCall,
+  inputSchemaOf,
+  TOOL_NAMES,
+  createBashTool,
+  BASH_LIMITS,
+  resolveInWorkspace,
+  ToolError,
+  type AnyTool,
+  type ToolName,
+  type ToolsetOptions,
+  type Tool,
+  type ToolContext,
+  type TodoItem,
+  type BashLimits,
+} from "../tools/index.ts";

@@ -1,0 +1,33 @@
+// The before/after accounting of compaction events, in one place: the engine writes it to the
+// transcript's boundary lines, the agent loop reports it, the CLI prints it.
+import type { CompactionEvent, CompactionKind } from "./types.ts";
+
+export interface CompactionRecord {
+  kind: CompactionKind;
+  tokens_before: number;
+  tokens_after: number;
+  /** For kind "subagent": the kind of the compaction inside the subagent. */
+  subagent_kind?: CompactionKind;
+}
+
+/**
+ * Records for a batch of events from one prepare/compact: summary events carry their own
+ * numbers; the cheap layers (which report only what they freed) are given before/after by
+ * walking back from the tokens measured after the batch.
+ */
+export function compactionRecords(events: readonly CompactionEvent[], tokensAfter: number): Map<CompactionEvent, CompactionRecord> {
+  const out = new Map<CompactionEvent, CompactionRecord>();
+  let running = tokensAfter;
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i]!;
+    if ("tokensBefore" in e) {
+      out.set(e, { kind: e.kind, tokens_before: e.tokensBefore, tokens_after: e.tokensAfter });
+      running = e.tokensBefore;
+    } else if ((e.kind === "budget" || e.kind === "snip" || e.kind === "micro") && e.freedTokens > 0) {
+      out.set(e, { kind: e.kind, tokens_before: running + e.freedTokens, tokens_after: running });
+      running += e.freedTokens;
+    }
+  }
+  return out;
+}
+

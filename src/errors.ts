@@ -1,0 +1,62 @@
+// One base for every error lethe throws on purpose: a `code` a program can switch on, and the exit
+// status the CLI maps it to. Each error still lives beside the code that throws it; the root
+// exports them all.
+
+export type LetheErrorCode =
+  /** A history, message or option that cannot be read (LetheInputError). */
+  | "bad_input"
+  /** A prepared history broke an invariant (InvariantError: a bug, never sent). */
+  | "invariant"
+  /** The request is known to be over the window and was not sent (OverWindowError). */
+  | "over_window"
+  /** The context refilled right after each of several compactions (ThrashError). */
+  | "thrash"
+  /** A PreCompact hook blocked the compaction (CompactionBlockedError). */
+  | "compaction_blocked"
+  /** The model provider failed; see ModelError.kind. */
+  | "model"
+  /** A transcript written by a newer lethe (TranscriptVersionError). */
+  | "transcript_version"
+  /** Another process writes this session (SessionLockedError). */
+  | "session_locked"
+  | "session_not_found"
+  /** The session folder cannot be written (SessionStorageError). */
+  | "session_storage"
+  /** CLI: a bad command line (exit 2). */
+  | "usage"
+  /** CLI: a bad settings file or environment. */
+  | "config";
+
+/** The CLI's exit status per code: 2 for a bad command line, 1 for everything else. */
+export const EXIT_CODES: Readonly<Record<LetheErrorCode, number>> = {
+  bad_input: 1,
+  invariant: 1,
+  over_window: 1,
+  thrash: 1,
+  compaction_blocked: 1,
+  model: 1,
+  transcript_version: 1,
+  session_locked: 1,
+  session_not_found: 1,
+  session_storage: 1,
+  usage: 2,
+  config: 1,
+};
+
+export class LetheError extends Error {
+  readonly code: LetheErrorCode;
+  constructor(code: LetheErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.name = new.target.name;
+  }
+  /** What the CLI exits with when this error ends a run. */
+  get exitCode(): number {
+    return EXIT_CODES[this.code];
+  }
+}
+
+/** Whether `e` is one of lethe's own errors (and so has a `code`). */
+export function isLetheError(e: unknown): e is LetheError {
+  return e instanceof LetheError;
+}
