@@ -3,9 +3,10 @@
 // sign is not "reported is below the estimate" — the estimator can be several times off on odd
 // text (runs of the alphabet, say) — but "the reported input stopped growing while what was sent
 // kept growing": an estimator error scales with the content, a cap does not. So the detector
-// compares growth against the last request the server counted in full, scaled by that request's
-// own reported/estimated ratio, and decides on near-zero growth at once, or on two under-grown
-// requests in a row.
+// compares growth against the last request the server counted in full, scaled by the ratio of
+// reported to estimated growth the session's own steps showed (growth, not totals: what a request
+// carries besides the messages — tool schemas, a chat template — is unknown and cancels out), and
+// decides on near-zero growth at once, or on two under-grown requests in a row.
 
 export interface Truncation {
   /** The context the server evidently has (what it kept + what it wrote). */
@@ -35,6 +36,9 @@ const UNDER = 0.25;
 export function createTruncationDetector() {
   let anchor: Point | undefined;
   let suspect: (Point & { output: number }) | undefined;
+  /** Reported tokens per estimated token of growth, learnt from this session's own steps. */
+  let ratio: number | undefined;
+  const clamp = (r: number) => Math.min(10, Math.max(0.1, r));
 
   const fmt = (n: number) => n.toLocaleString("en-US");
   const verdict = (reported: number, expected: number, window: number): TruncationVerdict => {
@@ -58,20 +62,31 @@ export function createTruncationDetector() {
         anchor = { input: reported, visible };
         return { kind: "counted" };
       }
-      // The ratio the server showed on this session's own text, bounded against a degenerate anchor.
-      const ratio = Math.min(10, Math.max(0.1, anchor.input / anchor.visible));
       const base = suspect ?? anchor;
-      const expectedGrowth = (visible - base.visible) * ratio;
+      const step = visible - base.visible;
       const growth = reported - base.input;
-      if (expectedGrowth < MIN_GROWTH) {
+      if (step < MIN_GROWTH) {
         // Too small a step to judge, or the history shrank (compacted): a capped server counts a
         // smaller request in full again, so a shrink re-anchors.
-        if (expectedGrowth < 0 || !suspect) {
+        if (step < 0 || !suspect) {
           anchor = { input: reported, visible };
           suspect = undefined;
         }
         return suspect ? { kind: "suspect" } : { kind: "counted" };
       }
+      if (ratio === undefined) {
+        // The first real step teaches the ratio (reported growth per estimated token: what the
+        // request carries besides the messages — tool schemas, a template — cancels out).
+        if (growth > 0) {
+          ratio = clamp(growth / step);
+          anchor = { input: reported, visible };
+          return { kind: "counted" };
+        }
+        if (suspect) return verdict(reported, base.input + step, Math.max(reported + output, suspect.input + suspect.output));
+        suspect = { input: reported, visible, output };
+        return { kind: "suspect" };
+      }
+      const expectedGrowth = step * ratio;
       const expected = base.input + expectedGrowth;
       const shortfall = expected - reported;
       if (growth < expectedGrowth * NEAR_ZERO && shortfall >= 1_000) return verdict(reported, expected, reported + output);
@@ -80,6 +95,7 @@ export function createTruncationDetector() {
         suspect = { input: reported, visible, output };
         return { kind: "suspect" };
       }
+      ratio = clamp(0.7 * ratio + 0.3 * (growth / step));
       anchor = { input: reported, visible };
       suspect = undefined;
       return { kind: "counted" };

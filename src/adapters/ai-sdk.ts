@@ -1,0 +1,156 @@
+// lethe/ai-sdk: lethe's whole pipeline inside the Vercel AI SDK's multi-step tool runs
+// (generateText / streamText, ai@5 and ai@6), on the SDK's own extension points:
+//   prepareStep({ messages })  → the compacted messages for this step (budget, snip, micro, and a
+//                                summary over the threshold);
+//   onStepFinish(step)         → the provider's usage, so counting anchors on its numbers;
+//   generate(generateText, o)  → the reactive path: a context-length error ends generateText; the
+//                                history is compacted and the run goes on once from there.
+//
+// The SDK hands prepareStep its own, ever-growing list (the input and every step's response). The
+// adapter keeps the compacted history between steps and adds only the messages that are new, so a
+// summary is made once, not again at every step.
+import type { Engine } from "../engine.ts";
+import type { Message } from "../messages/types.ts";
+import { toModelError } from "../model/errors.ts";
+import type { ModelError } from "../model/types.ts";
+import type { TranscriptWriter } from "../session/transcript.ts";
+import type { Usage } from "../tokens/meter.ts";
+import { type AIModelMessage, type AIPart, fromModelMessages, toModelMessages } from "./ai-sdk-messages.ts";
+
+export { fromModelMessages, toModelMessages, type AIModelMessage, type AIPart } from "./ai-sdk-messages.ts";
+
+export interface AISDKAdapterOptions {
+  /** The engine for this conversation (one per conversation: it keeps state between steps). */
+  engine: Engine;
+  /** Every message is written here before it is compacted (what `recall` reads). */
+  transcript?: TranscriptWriter;
+  /** Tokens of what the request carries besides the messages (system prompt, tool definitions). */
+  fixedTokens?: number;
+}
+
+/** The parts of a StepResult the adapter reads (ai@5 and ai@6 alike). */
+export interface AIStep {
+  content?: readonly AIPart[];
+  text?: string;
+  toolCalls?: readonly { toolCallId: string; toolName: string; input?: unknown; args?: unknown }[];
+  usage?: { inputTokens?: number; outputTokens?: number; cachedInputTokens?: number; inputTokenDetails?: { cacheReadTokens?: number; cacheWriteTokens?: number } };
+}
+
+/** The provider's usage as lethe counts it (input = everything the provider read). */
+export function usageOf(usage: AIStep["usage"]): Usage {
+  return { input_tokens: usage?.inputTokens ?? 0, output_tokens: usage?.outputTokens ?? 0 };
+}
+
+/** The step's reply as one assistant message. */
+function replyOf(step: AIStep): Message {
+  if (Array.isArray(step.content)) {
+    const parts = step.content.filter((p) => p.type === "text" || p.type === "reasoning" || p.type === "tool-call");
+    const { history } = fromModelMessages([{ role: "assistant", content: parts.length > 0 ? (parts as AIPart[]) : [{ type: "text", text: "" }] }]);
+    return history[0]!;
+  }
+  const content: AIPart[] = [{ type: "text", text: step.text ?? "" }];
+  for (const c of step.toolCalls ?? []) content.push({ type: "tool-call", toolCallId: c.toolCallId, toolName: c.toolName, input: c.input ?? c.args ?? {} });
+  return fromModelMessages([{ role: "assistant", content }]).history[0]!;
+}
+
+/** A context-length refusal, from the SDK's APICallError (or a RetryError around one), as lethe reads it. */
+export function contextErrorOf(e: unknown): ModelError | undefined {
+  let err = e as { lastError?: unknown; errors?: unknown[]; statusCode?: unknown; responseBody?: unknown; message?: unknown } | undefined;
+  if (err && typeof err === "object" && err.lastError) err = err.lastError as typeof err;
+  if (!err || typeof err !== "object") return undefined;
+  const status = typeof err.statusCode === "number" ? err.statusCode : undefined;
+  let body: unknown = typeof err.responseBody === "string" ? err.responseBody : undefined;
+  if (typeof body === "string") {
+    try {
+      const parsed = JSON.parse(body) as { error?: unknown };
+      body = parsed.error ?? parsed;
+    } catch {
+      // text body: read as it is
+    }
+  }
+  const m = toModelError(status !== undefined || body !== undefined ? { status, error: body ?? err.message, message: err.message } : err);
+  return m.kind === "prompt_too_long" ? m : undefined;
+}
+
+export interface GenerateLike<O, R> {
+  (options: O): PromiseLike<R>;
+}
+
+export function createAISDKAdapter(opts: AISDKAdapterOptions) {
+  const { engine, transcript } = opts;
+  const call = () => ({ fixedTokens: opts.fixedTokens ?? 0 });
+  let history: Message[] = [];
+  /** How many of the SDK's (non-leading-system) messages the history already holds. */
+  let covered = 0;
+  let system: AIModelMessage[] = [];
+  let lastSent: Message[] | undefined;
+  /** Replies written to the transcript at onStepFinish; the SDK lists them again next step. */
+  let repliesWritten = 0;
+
+  const take = (messages: readonly AIModelMessage[]) => {
+    const split = fromModelMessages(messages);
+    system = split.system;
+    // The SDK only appends; a shorter list is a new conversation on this adapter.
+    const sdkCount = messages.length - split.system.length;
+    if (sdkCount < covered) {
+      history = [];
+      covered = 0;
+    }
+    const fresh = fromModelMessages(messages.slice(split.system.length + covered)).history;
+    for (const m of fresh) {
+      if (m.role === "assistant" && repliesWritten > 0) repliesWritten--;
+      else transcript?.appendMessage(m);
+    }
+    history = history.concat(fresh);
+    covered = sdkCount;
+  };
+
+  const adapter = {
+    /** The history as lethe holds it now (compacted). */
+    get history(): readonly Message[] {
+      return history;
+    },
+
+    /** For generateText / streamText's `prepareStep`: returns `{ messages }` compacted for this step. */
+    prepareStep: async (step: { messages: AIModelMessage[] }): Promise<{ messages: AIModelMessage[] }> => {
+      take(step.messages);
+      const r = await engine.beforeRequest(history, call());
+      history = r.history;
+      lastSent = r.history;
+      return { messages: [...system, ...toModelMessages(r.history)] };
+    },
+
+    /** For `onStepFinish`: anchors lethe's count on the provider's usage. */
+    onStepFinish: (step: AIStep): void => {
+      const reply = replyOf(step);
+      transcript?.appendMessage(reply);
+      repliesWritten++;
+      if (lastSent && step.usage) engine.observe(lastSent, reply, usageOf(step.usage), call());
+    },
+
+    /**
+     * Runs `generate` (generateText or streamText's consumer) with the adapter's hooks; on a
+     * context-length refusal, compacts harder (engine.recover) and goes on once from the compacted
+     * history. Other errors pass through.
+     */
+    async generate<O extends Record<string, unknown>, R>(generate: GenerateLike<O, R>, options: O): Promise<R> {
+      const hooked = (o: O): O => {
+        const user = o as { onStepFinish?: (s: AIStep) => unknown };
+        return { ...o, prepareStep: adapter.prepareStep, onStepFinish: async (s: AIStep) => { adapter.onStepFinish(s); await user.onStepFinish?.(s); } } as O;
+      };
+      try {
+        return await generate(hooked(options));
+      } catch (e) {
+        const overflow = contextErrorOf(e);
+        if (!overflow) throw e;
+        const r = await engine.recover(history, overflow, call());
+        history = r.history;
+        const messages = [...system, ...toModelMessages(history)];
+        covered = messages.length - system.length;
+        const { prompt: _prompt, ...rest } = options as O & { prompt?: unknown };
+        return generate(hooked({ ...rest, messages } as unknown as O));
+      }
+    },
+  };
+  return adapter;
+}

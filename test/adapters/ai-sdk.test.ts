@@ -1,0 +1,170 @@
+// lethe inside the Vercel AI SDK: the real `ai` package (6.x, and 5.x under the alias ai-v5) with
+// the real OpenAI-compatible provider, against the local fake OpenAI server at a 16k window.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import * as ai6 from "ai";
+import * as ai5 from "ai-v5";
+import { createOpenAICompatible as compat6 } from "@ai-sdk/openai-compatible";
+import { createOpenAICompatible as compat5 } from "@ai-sdk/openai-compatible-v1";
+import { z } from "zod";
+import { createAISDKAdapter, fromModelMessages, toModelMessages, type AIModelMessage } from "../../src/adapters/ai-sdk.ts";
+import type { CompactionEvent } from "../../src/compaction/types.ts";
+import { createEngine } from "../../src/engine.ts";
+import { validate } from "../../src/messages/invariants.ts";
+import { fromOpenAI } from "../../src/messages/openai.ts";
+import { LetheInputError } from "../../src/messages/input.ts";
+import { createOpenAIClient } from "../../src/model/openai.ts";
+import { loadTranscript, messageEntries, openTranscript } from "../../src/session/transcript.ts";
+import { openaiInputTokens, startFakeOpenAI } from "../support/fakes/openai.ts";
+import { bigOutput, isSummaryRequest, SUMMARY_TEXT } from "../support/e2e.ts";
+
+const WINDOW = 16_000;
+const STEPS = 62;
+
+/** The model's steps; `tool` is the tool it calls ("lookup" is not one micro may clear). */
+function script(tool = "bash") {
+  let n = 0;
+  return (body: any) => {
+    if (isSummary(body)) return { text: SUMMARY_TEXT };
+    n++;
+    if (n > STEPS) return { text: `done after ${STEPS} steps` };
+    return { toolUses: [{ name: tool, input: { command: `cat data/file${n}.txt` } }] };
+  };
+}
+
+/** lethe's summary request (sent without tools here: the adapter is not told the SDK's tools). */
+const isSummary = (body: any) => isSummaryRequest(body) || /is about to be compacted/.test(JSON.stringify(body?.messages?.at(-1) ?? ""));
+
+const versions = [
+  { name: "ai@6", ai: ai6 as any, compat: compat6 as any },
+  { name: "ai@5", ai: ai5 as any, compat: compat5 as any },
+];
+
+for (const v of versions) {
+  test(`${v.name}: a ${STEPS}-step tool run at a 16k window crosses the threshold at least twice; every request fits and is valid; the transcript has every message`, async () => {
+    // Results micro may not clear, so the context really grows to the threshold.
+    const fake = await startFakeOpenAI({ script: script("lookup"), contextWindow: WINDOW });
+    const dir = mkdtempSync(join(tmpdir(), "lethe-aisdk-"));
+    try {
+      const events: CompactionEvent[] = [];
+      const transcript = openTranscript(join(dir, "transcript.jsonl"), { header: { id: "aisdk", cwd: dir } });
+      const engine = createEngine({
+        contextWindow: WINDOW,
+        maxOutputTokens: 2_000,
+        sessionDir: dir,
+        transcript,
+        transcriptHoldsHistory: true,
+        summarizer: { client: createOpenAIClient({ baseURL: fake.url, apiKey: "k" }), model: "gpt-4o" },
+        onEvent: (e) => events.push(e),
+      });
+      const lethe = createAISDKAdapter({ engine, transcript, fixedTokens: 300 });
+      const provider = v.compat({ name: "fake", baseURL: fake.url, apiKey: "k" });
+      const result: any = await lethe.generate(v.ai.generateText, {
+        model: provider.chatModel("gpt-4o"),
+        system: "You are a careful agent.",
+        prompt: "Read every data file.",
+        tools: {
+          lookup: v.ai.tool({
+            description: "Look a file up.",
+            inputSchema: z.object({ command: z.string() }),
+            execute: async ({ command }: { command: string }) => bigOutput(command, 700),
+          }),
+        },
+        stopWhen: v.ai.stepCountIs(STEPS + 5),
+        maxOutputTokens: 2_000,
+      });
+      transcript.close();
+      assert.equal(result.text, `done after ${STEPS} steps`);
+      const summaries = events.filter((e) => e.kind === "summarize");
+      assert.ok(summaries.length >= 2, `summaries: ${summaries.length} (${events.map((e) => e.kind).join(",")})`);
+      // The server answered every request: none over its window, each a valid history.
+      assert.equal(fake.served!.length, fake.requests.length, "no request was refused");
+      for (const body of fake.requests) {
+        assert.ok(openaiInputTokens(body) <= WINDOW);
+        if (isSummary(body)) continue;
+        assert.deepEqual(validate(fromOpenAI(body.messages).messages), [], "pairing and alternation");
+      }
+      // Every message: the prompt, each tool call and its result, the final answer.
+      const kept = JSON.stringify(messageEntries(loadTranscript(join(dir, "transcript.jsonl")).entries).map((e) => e.message));
+      assert.match(kept, /Read every data file\./);
+      const missing = Array.from({ length: STEPS }, (_, i) => i + 1).filter((i) => !kept.includes(`cat data/file${i}.txt row 0:`));
+      assert.deepEqual(missing, [], "every step's result");
+      assert.match(kept, new RegExp(`done after ${STEPS} steps`));
+    } finally {
+      await fake.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+}
+
+test("ai@6: the reactive path — a server smaller than lethe was told refuses; the adapter compacts and the run goes on once", async () => {
+  const fake = await startFakeOpenAI({ script: script(), contextWindow: 12_000 });
+  const dir = mkdtempSync(join(tmpdir(), "lethe-aisdk-"));
+  try {
+    const events: CompactionEvent[] = [];
+    const engine = createEngine({ contextWindow: 40_000, maxOutputTokens: 2_000, sessionDir: dir, summarizer: { client: createOpenAIClient({ baseURL: fake.url, apiKey: "k" }), model: "gpt-4o" }, onEvent: (e) => events.push(e) });
+    const lethe = createAISDKAdapter({ engine });
+    const provider = compat6({ name: "fake", baseURL: fake.url, apiKey: "k" });
+    const result = await lethe.generate(ai6.generateText as any, {
+      model: provider.chatModel("gpt-4o"),
+      prompt: "Read every data file.",
+      tools: { bash: ai6.tool({ description: "Run a shell command.", inputSchema: z.object({ command: z.string() }), execute: async ({ command }) => bigOutput(command, 700) }) },
+      stopWhen: ai6.stepCountIs(STEPS + 5),
+      maxRetries: 0,
+    } as any);
+    assert.equal((result as any).text, `done after ${STEPS} steps`);
+    assert.ok(events.some((e) => e.kind === "reactive"), events.map((e) => e.kind).join());
+    assert.ok(events.some((e) => e.kind === "window_learned"), "the limit in the error became the window");
+  } finally {
+    await fake.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("conversion both ways keeps what the SDK carries: reasoning with its signature, json and error outputs, images, PDFs, providerOptions", () => {
+  const png = Buffer.from("89504e470d0a1a0a0000000d49484452000000100000000808020000", "hex");
+  const messages: AIModelMessage[] = [
+    { role: "system", content: "Be brief." },
+    { role: "user", content: [{ type: "text", text: "Look", providerOptions: { anthropic: { cacheControl: { type: "ephemeral" } } } }, { type: "image", image: png, mediaType: "image/png" }, { type: "file", data: Buffer.from("%PDF-1.4 x").toString("base64"), mediaType: "application/pdf", filename: "spec.pdf" }] },
+    { role: "assistant", content: [{ type: "reasoning", text: "thinking it over", providerOptions: { anthropic: { signature: "sig-123" } } }, { type: "text", text: "Reading." }, { type: "tool-call", toolCallId: "c1", toolName: "read", input: { path: "a" } }, { type: "tool-call", toolCallId: "c2", toolName: "stat", input: {} }] },
+    { role: "tool", content: [{ type: "tool-result", toolCallId: "c1", toolName: "read", output: { type: "json", value: { lines: 3 } } }, { type: "tool-result", toolCallId: "c2", toolName: "stat", output: { type: "error-text", value: "ENOENT" } }] },
+    { role: "user", content: [{ type: "text", text: "Thanks." }] },
+  ];
+  const { system, history } = fromModelMessages(messages);
+  assert.deepEqual(system, [messages[0]]);
+  assert.deepEqual(validate(history), []);
+  const thinking = (history[1]!.content as any[])[0];
+  assert.equal(thinking.type, "thinking");
+  assert.equal(thinking.signature, "sig-123");
+  assert.equal((history[2]!.content as any[])[1].is_error, true);
+  const back = toModelMessages(history);
+  const expected = JSON.parse(JSON.stringify(messages.slice(1)));
+  // The image comes back as base64 (the SDK accepts either); everything else exactly.
+  (expected[0].content[1] as any).image = png.toString("base64");
+  assert.deepEqual(JSON.parse(JSON.stringify(back)), expected);
+  // A string content comes back as one text part (the same message to the SDK).
+  assert.deepEqual(toModelMessages(fromModelMessages([{ role: "user", content: "hi" }]).history), [{ role: "user", content: [{ type: "text", text: "hi" }] }]);
+  // A result a layer rewrote goes back as text.
+  (history[2]!.content as any[])[0] = { ...(history[2]!.content as any[])[0], content: "[lethe: old tool result cleared]" };
+  assert.deepEqual((toModelMessages(history)[2]!.content as any[])[0].output, { type: "text", value: "[lethe: old tool result cleared]" });
+});
+
+test("bad input through the adapter: an unknown message role, a part without a type, a tool result without its call — a one-line error or a repaired history", async () => {
+  assert.throws(() => fromModelMessages([{ role: "robot", content: "x" } as any]), (e: Error) => e instanceof LetheInputError && /messages\[0\]\.role/.test(e.message));
+  assert.throws(() => fromModelMessages([{ role: "user", content: [{ text: "no type" }] } as any]), LetheInputError);
+  assert.throws(() => fromModelMessages(null as any), LetheInputError);
+  // An orphan tool result (its call is not in the history): the engine repairs it away.
+  const engine = createEngine({ contextWindow: 32_000, maxOutputTokens: 4_000 });
+  const lethe = createAISDKAdapter({ engine });
+  const r = await lethe.prepareStep({
+    messages: [
+      { role: "user", content: "hi" },
+      { role: "tool", content: [{ type: "tool-result", toolCallId: "ghost", toolName: "bash", output: { type: "text", value: "?" } }] },
+      { role: "user", content: "go on" },
+    ],
+  });
+  assert.deepEqual(JSON.parse(JSON.stringify(r.messages)), [{ role: "user", content: [{ type: "text", text: "hi" }, { type: "text", text: "go on" }] }]);
+});
