@@ -14,6 +14,7 @@ import type { Message } from "../messages/types.ts";
 import { toModelError } from "../model/errors.ts";
 import type { ModelError } from "../model/types.ts";
 import type { TranscriptWriter } from "../session/transcript.ts";
+import { createTracker } from "./tracker.ts";
 import type { Usage } from "../tokens/meter.ts";
 import { type AIModelMessage, type AIPart, fromModelMessages, toModelMessages } from "./ai-sdk-messages.ts";
 
@@ -77,55 +78,27 @@ export interface GenerateLike<O, R> {
 }
 
 export function createAISDKAdapter(opts: AISDKAdapterOptions) {
-  const { engine, transcript } = opts;
-  const call = () => ({ fixedTokens: opts.fixedTokens ?? 0 });
-  let history: Message[] = [];
-  /** How many of the SDK's (non-leading-system) messages the history already holds. */
-  let covered = 0;
+  const tracker = createTracker(opts);
   let system: AIModelMessage[] = [];
-  let lastSent: Message[] | undefined;
-  /** Replies written to the transcript at onStepFinish; the SDK lists them again next step. */
-  let repliesWritten = 0;
-
-  const take = (messages: readonly AIModelMessage[]) => {
-    const split = fromModelMessages(messages);
-    system = split.system;
-    // The SDK only appends; a shorter list is a new conversation on this adapter.
-    const sdkCount = messages.length - split.system.length;
-    if (sdkCount < covered) {
-      history = [];
-      covered = 0;
-    }
-    const fresh = fromModelMessages(messages.slice(split.system.length + covered)).history;
-    for (const m of fresh) {
-      if (m.role === "assistant" && repliesWritten > 0) repliesWritten--;
-      else transcript?.appendMessage(m);
-    }
-    history = history.concat(fresh);
-    covered = sdkCount;
-  };
 
   const adapter = {
     /** The history as lethe holds it now (compacted). */
     get history(): readonly Message[] {
-      return history;
+      return tracker.history;
     },
 
     /** For generateText / streamText's `prepareStep`: returns `{ messages }` compacted for this step. */
     prepareStep: async (step: { messages: AIModelMessage[] }): Promise<{ messages: AIModelMessage[] }> => {
-      take(step.messages);
-      const r = await engine.beforeRequest(history, call());
-      history = r.history;
-      lastSent = r.history;
-      return { messages: [...system, ...toModelMessages(r.history)] };
+      const split = fromModelMessages(step.messages);
+      system = split.system;
+      const rest = step.messages.slice(split.system.length);
+      const sent = await tracker.prepare(rest.length, (start) => fromModelMessages(rest.slice(start)).history);
+      return { messages: [...system, ...toModelMessages(sent)] };
     },
 
     /** For `onStepFinish`: anchors lethe's count on the provider's usage. */
     onStepFinish: (step: AIStep): void => {
-      const reply = replyOf(step);
-      transcript?.appendMessage(reply);
-      repliesWritten++;
-      if (lastSent && step.usage) engine.observe(lastSent, reply, usageOf(step.usage), call());
+      tracker.observe(replyOf(step), step.usage ? usageOf(step.usage) : undefined);
     },
 
     /**
@@ -143,12 +116,10 @@ export function createAISDKAdapter(opts: AISDKAdapterOptions) {
       } catch (e) {
         const overflow = contextErrorOf(e);
         if (!overflow) throw e;
-        const r = await engine.recover(history, overflow, call());
-        history = r.history;
-        const messages = [...system, ...toModelMessages(history)];
-        covered = messages.length - system.length;
+        // The run goes on from the compacted history: that becomes the SDK's whole list.
+        const history = await tracker.recover(overflow, (h) => toModelMessages(h).length);
         const { prompt: _prompt, ...rest } = options as O & { prompt?: unknown };
-        return generate(hooked({ ...rest, messages } as unknown as O));
+        return generate(hooked({ ...rest, messages: [...system, ...toModelMessages(history)] } as unknown as O));
       }
     },
   };

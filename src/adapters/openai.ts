@@ -1,0 +1,76 @@
+// lethe/openai: lethe's pipeline for a hand-written loop on the `openai` package's Chat Completions.
+// Your loop keeps its own `messages` list; before each call, `compact(messages)` gives the list to
+// send; `create(client, params)` does that, calls `client.chat.completions.create`, reports the
+// usage, and on a context-length error compacts harder and retries once. One adapter per
+// conversation. Messages go to the server in the strict wire format (no lethe extension fields);
+// `reasoning: "tool-turns"` sends reasoning back as DeepSeek's thinking mode requires.
+import { fromOpenAI, toOpenAI } from "../messages/openai.ts";
+import type { OpenAIMessage } from "../messages/openai-types.ts";
+import { toModelError } from "../model/errors.ts";
+import { type TrackerOptions, createTracker } from "./tracker.ts";
+
+export interface OpenAIAdapterOptions extends TrackerOptions {
+  /** Which assistant turns carry their reasoning back as reasoning_content (default "none"). */
+  reasoning?: "none" | "tool-turns" | "all";
+}
+
+/** The part of a ChatCompletion the adapter reads. */
+export interface CompletionLike {
+  choices: { message: unknown }[];
+  usage?: { prompt_tokens?: number; completion_tokens?: number } | null;
+}
+
+/** An `openai` client, as far as the adapter uses it. */
+export interface ChatClientLike {
+  chat: { completions: { create(params: never, options?: never): PromiseLike<unknown> } };
+}
+
+export function createOpenAIAdapter(opts: OpenAIAdapterOptions) {
+  const tracker = createTracker(opts);
+  let system: OpenAIMessage[] = [];
+  let total = 0;
+  const out = (history: Parameters<typeof toOpenAI>[0]) => [...system, ...toOpenAI(history, { strict: true, reasoning: opts.reasoning ?? "none" })];
+
+  const adapter = {
+    get history() {
+      return tracker.history;
+    },
+    /** The compacted list to send, for your whole list so far. */
+    async compact(messages: readonly OpenAIMessage[]): Promise<OpenAIMessage[]> {
+      let lead = 0;
+      while (lead < messages.length && (messages[lead]!.role === "system" || messages[lead]!.role === "developer")) lead++;
+      system = messages.slice(0, lead);
+      const rest = messages.slice(lead);
+      total = rest.length;
+      const sent = await tracker.prepare(rest.length, (start) => fromOpenAI(rest.slice(start)).messages);
+      return out(sent);
+    },
+    /** Report a completion (its first choice and its usage). */
+    observe(completion: CompletionLike): void {
+      const message = completion.choices[0]?.message;
+      if (!message) return;
+      const reply = fromOpenAI([message as OpenAIMessage]).messages[0];
+      const u = completion.usage;
+      if (reply) tracker.observe(reply, u && typeof u.prompt_tokens === "number" ? { input_tokens: u.prompt_tokens, output_tokens: u.completion_tokens ?? 0 } : undefined);
+    },
+    /**
+     * compact → client.chat.completions.create({ ...params, messages }) → observe. A context-length
+     * error is compacted (engine.recover) and the call retried once. Non-streaming.
+     */
+    async create<R extends CompletionLike>(client: ChatClientLike, params: { messages: OpenAIMessage[] } & Record<string, unknown>): Promise<R> {
+      const send = (messages: OpenAIMessage[]) => client.chat.completions.create({ ...params, messages, stream: false } as never) as PromiseLike<R>;
+      let completion: R;
+      try {
+        completion = await send(await adapter.compact(params.messages));
+      } catch (e) {
+        const overflow = toModelError(e);
+        if (overflow.kind !== "prompt_too_long") throw e;
+        const history = await tracker.recover(overflow, () => total);
+        completion = await send(out(history));
+      }
+      adapter.observe(completion);
+      return completion;
+    },
+  };
+  return adapter;
+}
