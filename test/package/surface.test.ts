@@ -31,6 +31,9 @@ function loadedBy(specifier: string): string[] {
   }
 }
 
+/** The built package through its own exports map (typed loosely: dist/ is built after the typecheck). */
+const importBuilt = (specifier: string): Promise<any> => import(specifier);
+
 const SDK = /node_modules\/(?:@anthropic-ai\/sdk|openai)\//;
 
 test("importing `lethe` loads no provider SDK, no agent loop and not the o200k tables; `lethe/clients` does load the SDKs", () => {
@@ -46,7 +49,7 @@ test("importing `lethe` loads no provider SDK, no agent loop and not the o200k t
 
 test("one error base: every error the root exports is a LetheError with a code and an exit status", async () => {
   assertFreshDist();
-  const lethe = await import("lethe");
+  const lethe = await importBuilt("lethe");
   const made = [
     new lethe.LetheInputError("history", "must be an array"),
     new lethe.InvariantError([{ kind: "empty_message", index: 0, message: "x" } as never]),
@@ -69,10 +72,10 @@ test("one error base: every error the root exports is a LetheError with a code a
 
 test("`lethe/agent`: runAgent with createToolset() reads a file of the workspace (the built-in tools are exported)", async () => {
   assertFreshDist();
-  const { createEngine } = await import("lethe");
-  const { runAgent, createToolset, TOOL_NAMES } = await import("lethe/agent");
-  const { createAnthropicClient } = await import("lethe/clients");
-  assert.deepEqual(createToolset().map((t) => t.name).sort(), [...TOOL_NAMES].sort());
+  const { createEngine } = await importBuilt("lethe");
+  const { runAgent, createToolset, TOOL_NAMES } = await importBuilt("lethe/agent");
+  const { createAnthropicClient } = await importBuilt("lethe/clients");
+  assert.deepEqual(createToolset().map((t: { name: string }) => t.name).sort(), [...TOOL_NAMES].sort());
   const dir = mkdtempSync(join(tmpdir(), "lethe-agent-"));
   writeFileSync(join(dir, "notes.txt"), "the answer is 42\n");
   let n = 0;
