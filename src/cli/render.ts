@@ -2,6 +2,7 @@
 // Pure string builders except the spinner, which writes to a TTY stream (never to headless stdout).
 import type { CompactionRecord } from "../agent/loop.ts";
 import type { WindowLearnedEvent } from "../compaction/types.ts";
+import { isLetheText } from "../compaction/tags.ts";
 import type { SessionSummary } from "../session/paths.ts";
 import type { ContextBreakdown, FullUsage } from "./session.ts";
 import { type Pricing } from "./settings.ts";
@@ -184,7 +185,7 @@ export function recentExchanges(history: readonly { role: string; content: unkno
   const ex: { user: string; reply: string }[] = [];
   for (const m of history) {
     const t = textOf(m).trim();
-    if (!t || t.startsWith("[lethe") || t.startsWith("<lethe-")) continue;
+    if (!t || isLetheText(t)) continue;
     if (m.role === "user") ex.push({ user: t, reply: "" });
     else if (ex.length) ex[ex.length - 1]!.reply = t;
   }

@@ -19,7 +19,7 @@ import { type LoadedInstructions, loadInstructions, renderInstructions } from ".
 import { homedir } from "node:os";
 import { existsSync, rmSync, statSync } from "node:fs";
 import { type SessionLock, lockSession } from "../session/lock.ts";
-import { USER_MESSAGE_PREFIX, LATEST_REQUEST_PREFIX } from "../compaction/retain.ts";
+import { tagOf } from "../compaction/tags.ts";
 import type { RunConfig } from "./config.ts";
 import { ConfigError, oneLine } from "./errors.ts";
 import { costOf, priceOf } from "./pricing.ts";
@@ -404,8 +404,8 @@ export class AgentSession {
         const t = counter.block(b);
         let cat: keyof typeof cats;
         if (b.type === "tool_result") cat = "results";
-        else if (b.type === "text" && (b.text.startsWith(USER_MESSAGE_PREFIX) || b.text.startsWith(LATEST_REQUEST_PREFIX))) cat = "user";
-        else if (b.type === "text" && (b.text.startsWith("[lethe") || b.text.startsWith("<lethe-"))) cat = "summary";
+        else if (b.type === "text" && (tagOf(b.text) === "user_message" || tagOf(b.text) === "latest_request")) cat = "user";
+        else if (b.type === "text" && tagOf(b.text) !== undefined) cat = "summary";
         else cat = "user";
         first ??= cat;
         cats[cat] += t;

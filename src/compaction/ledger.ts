@@ -1,6 +1,7 @@
 // The file ledger: every file read and every file modified so far. It survives each
 // compaction verbatim (a summary may forget a path; the ledger does not), and a rebuilt
 // history carries it as a tagged block, so the next compaction folds it back in.
+import { LEDGER_CLOSE, LEDGER_OPEN } from "./tags.ts";
 import { blocksOf, toolUsesOf } from "../messages/blocks.ts";
 import type { Message, ToolUseBlock } from "../messages/types.ts";
 
@@ -121,8 +122,7 @@ function parseCallFiles(use: ToolUseBlock): { read: string[]; modified: string[]
   return { read: [], modified: [] };
 }
 
-export const LEDGER_OPEN = "<lethe-files>";
-export const LEDGER_CLOSE = "</lethe-files>";
+export { LEDGER_CLOSE, LEDGER_OPEN };
 
 /** Render as a tagged block the next compaction can parse back. */
 export function renderLedger(l: FileLedger): string {

@@ -2,9 +2,9 @@
 // to get it back, so the model can act on it (re-run, re-read, or recall).
 import type { ToolUseBlock } from "../messages/types.ts";
 
-export const PERSISTED_TAG = "<persisted-output>";
-export const CLEARED_PREFIX = "[lethe: old tool result cleared";
-export const SNIP_PREFIX = "[lethe: ";
+import { CLEARED_PREFIX, PERSISTED_CLOSE, PERSISTED_TAG, SNIP_PREFIX, cleared, persisted } from "./tags.ts";
+
+export { CLEARED_PREFIX, PERSISTED_TAG, SNIP_PREFIX };
 
 const fmt = (n: number) => n.toLocaleString("en-US");
 
@@ -27,21 +27,13 @@ export function persistedMarker(args: {
       : `It could not be saved to disk (${args.unsaved ?? "unknown error"}); ${args.archived ? `the full output stays in the session transcript: recall "${args.toolUseId}"` : "only the preview below is left"}.`;
   const head = `${PERSISTED_TAG}\nThis tool result was too large to keep in context (${fmt(args.chars)} chars, ~${fmt(args.tokens)} tokens). ${where}`;
   const preview = args.preview.length > 0 ? `\nPreview (first ${fmt(args.preview.length)} chars):\n${args.preview}\n…` : "";
-  return `${head}${preview}\n</persisted-output>`;
+  return `${head}${preview}\n${PERSISTED_CLOSE}`;
 }
 
-export function isPersistedMarker(text: string): boolean {
-  return text.startsWith(PERSISTED_TAG);
-}
-
-export function isClearedPlaceholder(text: string): boolean {
-  return text.startsWith(CLEARED_PREFIX);
-}
-
+export const isPersistedMarker = persisted.is;
+export const isClearedPlaceholder = cleared.is;
 /** The saved path inside a persisted marker, so clearing the marker later keeps it. */
-export function persistedPath(marker: string): string | undefined {
-  return /saved at (\S+?);/.exec(marker)?.[1];
-}
+export const persistedPath = persisted.path;
 
 /** A short description of what a tool call asked for (command, path, pattern). */
 export function describeCall(use: ToolUseBlock | undefined): string {

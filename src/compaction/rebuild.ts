@@ -5,7 +5,8 @@ import { blocksOf, toolResultsOf, toolUsesOf } from "../messages/blocks.ts";
 import type { ContentBlock, Message } from "../messages/types.ts";
 import type { TokenCounter } from "../tokens/count.ts";
 import { type FileLedger, callFiles, ledgerOf, renderLedger } from "./ledger.ts";
-import { LATEST_REQUEST_PREFIX, REBUILD_TAG, USER_MESSAGE_PREFIX, carryAttachments, selectUserMessages, todosOf, userMessagesOf } from "./retain.ts";
+import { carryAttachments, selectUserMessages, todosOf, userMessagesOf } from "./retain.ts";
+import { CONTINUE_TAG, FILES_RESTORED_TAG, REBUILD_TAG, latestRequest, userMessage } from "./tags.ts";
 
 export interface RebuildBudgets {
   /** The user's own messages, newest first (the latest always). */
@@ -125,7 +126,7 @@ function restoreFiles(paths: string[], input: RebuildInput): { blocks: ContentBl
     restored.push(path);
   }
   if (blocks.length) {
-    blocks.unshift({ type: "text", text: "[lethe: files recently read, as they are on disk now; re-read before editing if you need more]" });
+    blocks.unshift({ type: "text", text: FILES_RESTORED_TAG });
   }
   return { blocks, restored };
 }
@@ -168,8 +169,8 @@ export function rebuild(input: RebuildInput): RebuildResult {
 
   const blocks: ContentBlock[] = [{ type: "text", text: head }];
   const kept = sel.latest !== undefined && tailTyped.length > 0 ? [...sel.kept, sel.latest] : sel.kept;
-  for (const t of kept) blocks.push({ type: "text", text: `${USER_MESSAGE_PREFIX}${t}` });
-  if (sel.latest !== undefined && tailTyped.length === 0) blocks.push({ type: "text", text: `${LATEST_REQUEST_PREFIX}${sel.latest}` });
+  for (const t of kept) blocks.push({ type: "text", text: userMessage.render(t) });
+  if (sel.latest !== undefined && tailTyped.length === 0) blocks.push({ type: "text", text: latestRequest.render(sel.latest) });
   const attachments = carryAttachments(before, budgets.attachmentTokens ?? budgets.restoreTotalTokens, counter, input.archivePath ? ` (${input.archivePath})` : "");
   blocks.push(...attachments.blocks);
   if (ledger.read.size + ledger.modified.size > 0) blocks.push({ type: "text", text: renderLedger(boundedLedger(ledger, budgets.ledgerTokens, counter)) });
@@ -177,7 +178,7 @@ export function rebuild(input: RebuildInput): RebuildResult {
   blocks.push(...files.blocks);
   if (todos) blocks.push({ type: "text", text: todos });
   if (tail.length === 0) {
-    blocks.push({ type: "text", text: "[lethe: continue the work from where it stopped, following the user's latest request; do not ask the user to repeat anything.]" });
+    blocks.push({ type: "text", text: `${CONTINUE_TAG}, following the user's latest request; do not ask the user to repeat anything.]` });
   }
 
   return {

@@ -6,16 +6,10 @@ import type { ContentBlock, Message } from "../messages/types.ts";
 import type { TokenCounter } from "../tokens/count.ts";
 import { describeMedia } from "../tokens/media.ts";
 
-export const USER_MESSAGE_PREFIX = "[an earlier message from the user, verbatim]\n";
-export const LATEST_REQUEST_PREFIX = "[the user's latest request, verbatim]\n";
-export const REBUILD_TAG = "[lethe: this session continues";
-export const TODO_TAG = "<lethe-todos>";
+import { ATTACHMENTS_TAG, LATEST_REQUEST_PREFIX, REBUILD_TAG, TODO_CLOSE, TODO_TAG, USER_MESSAGE_PREFIX, isLetheText, latestRequest, userMessage } from "./tags.ts";
 
-/** Text the user typed (not tool results, not text lethe itself wrote). */
-// Everything lethe writes into a user message starts with "[lethe" or "<lethe-".
-export function isLetheText(text: string): boolean {
-  return text.startsWith("[lethe") || text.startsWith("<lethe-") || text.startsWith("[conversation continues]");
-}
+// The tags live in tags.ts; re-exported for the modules and tests that name them here.
+export { ATTACHMENTS_TAG, LATEST_REQUEST_PREFIX, REBUILD_TAG, TODO_TAG, USER_MESSAGE_PREFIX, isLetheText };
 
 /**
  * The user's own messages, oldest first: texts carried by an earlier rebuild (in order)
@@ -33,8 +27,8 @@ export function userMessagesOf(history: readonly Message[]): string[] {
     };
     for (const b of blocksOf(m)) {
       if (b.type !== "text") continue;
-      if (b.text.startsWith(USER_MESSAGE_PREFIX)) (flush(), out.push(b.text.slice(USER_MESSAGE_PREFIX.length)));
-      else if (b.text.startsWith(LATEST_REQUEST_PREFIX)) (flush(), out.push(b.text.slice(LATEST_REQUEST_PREFIX.length)));
+      const carried = userMessage.parse(b.text) ?? latestRequest.parse(b.text);
+      if (carried !== undefined) (flush(), out.push(carried));
       else if (b.text.trim() !== "" && !isLetheText(b.text)) typed.push(b.text);
     }
     flush();
@@ -102,11 +96,10 @@ function renderTodos(input: unknown): string {
   } else {
     lines.push(JSON.stringify(input));
   }
-  lines.push("</lethe-todos>");
+  lines.push(TODO_CLOSE);
   return lines.join("\n");
 }
 
-export const ATTACHMENTS_TAG = "[lethe: attachments from the compacted part of this conversation";
 const NOT_IN_CONTEXT = "not in context now";
 const MAX_TOOL_MEDIA_NAMED = 5;
 

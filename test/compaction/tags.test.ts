@@ -1,0 +1,68 @@
+// Compaction state carried in message text: one module owns every tag, each with its
+// render/parse pair, and what one compaction writes the next one reads back.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import { parseLedger, renderLedger } from "../../src/compaction/ledger.ts";
+import { persistedMarker, clearedPlaceholder } from "../../src/compaction/markers.ts";
+import { todosOf, userMessagesOf, carryAttachments } from "../../src/compaction/retain.ts";
+import { isLetheText, latestRequest, persisted, cleared, tagOf, userMessage } from "../../src/compaction/tags.ts";
+import { createTokenCounter } from "../../src/tokens/count.ts";
+import type { Message } from "../../src/messages/types.ts";
+
+test("user messages and the latest request: parse(render(x)) = x for any text, and each is classified", () => {
+  fc.assert(
+    fc.property(fc.string({ maxLength: 300 }), (text) => {
+      assert.equal(userMessage.parse(userMessage.render(text)), text);
+      assert.equal(latestRequest.parse(latestRequest.render(text)), text);
+      assert.equal(tagOf(userMessage.render(text)), "user_message");
+      assert.equal(tagOf(latestRequest.render(text)), "latest_request");
+    }),
+    { numRuns: 300 },
+  );
+  // And the next compaction reads them back as the user's own messages.
+  const history: Message[] = [{ role: "user", content: [{ type: "text", text: userMessage.render("first") }, { type: "text", text: latestRequest.render("second") }] }];
+  assert.deepEqual(userMessagesOf(history), ["first", "second"]);
+});
+
+test("the ledger: parse(render(l)) = l", () => {
+  fc.assert(
+    fc.property(fc.uniqueArray(fc.stringMatching(/^[a-z0-9_/.-]{1,40}$/), { maxLength: 20 }), fc.uniqueArray(fc.stringMatching(/^[a-z0-9_/.-]{1,40}$/), { maxLength: 20 }), (read, modified) => {
+      const l = { read: new Set(read), modified: new Set(modified) };
+      const text = renderLedger(l);
+      assert.equal(tagOf(text), "ledger");
+      const back = parseLedger(text);
+      assert.deepEqual([...back.read].sort(), [...read].sort());
+      assert.deepEqual([...back.modified].sort(), [...modified].sort());
+    }),
+    { numRuns: 200 },
+  );
+});
+
+test("the todo list, the persisted marker's path, the cleared placeholder and the attachments note are read back", () => {
+  const written: Message[] = [{ role: "assistant", content: [{ type: "tool_use", id: "t", name: "todo_write", input: { todos: [{ content: "ship it", status: "in_progress" }] } }] }];
+  const carried = todosOf(written)!;
+  assert.equal(tagOf(carried), "todos");
+  assert.equal(todosOf([{ role: "user", content: [{ type: "text", text: carried }] }]), carried, "a carried list is found again as it is");
+
+  const marker = persistedMarker({ toolUseId: "toolu_1", path: "/s/tool-results/toolu_1.txt", chars: 100_000, tokens: 25_000, preview: "head" });
+  assert.ok(persisted.is(marker) && tagOf(marker) === "persisted");
+  assert.equal(persisted.path(marker), "/s/tool-results/toolu_1.txt");
+
+  const placeholder = clearedPlaceholder({ toolUseId: "toolu_2", call: "bash \"ls\"", tokens: 900, savedPath: "/s/tool-results/toolu_2.txt" });
+  assert.ok(cleared.is(placeholder) && tagOf(placeholder) === "cleared");
+
+  const scope: Message[] = [{ role: "user", content: [{ type: "image", source: { type: "url", url: "https://example.com/a.png" } }] }];
+  const note = carryAttachments(scope, 0, createTokenCounter(), " (transcript.jsonl)").blocks[0] as { text: string };
+  assert.equal(tagOf(note.text), "attachments");
+  // A second compaction carries the first one's "not in context now" line.
+  const again = carryAttachments([{ role: "user", content: [note as never] }], 0, createTokenCounter(), "").blocks[0] as { text: string };
+  assert.match(again.text, /url https:\/\/example\.com\/a\.png — not in context now/);
+});
+
+test("the user's own words are never taken for lethe's", () => {
+  for (const text of ["please fix [lethe] issues", "lethe: what is it?", "<lethe is a river>", "[an earlier message", "the user's latest request"]) {
+    assert.equal(isLetheText(text), false, text);
+    assert.equal(tagOf(text), undefined, text);
+  }
+});
