@@ -25,6 +25,7 @@ import { createTruncationDetector } from "./tokens/truncation.ts";
 
 const MIN_LEARNED_WINDOW = 1_024;
 
+/** Options of createEngine: the window, where results and the transcript go, the summarizer, the configuration. */
 export interface EngineOptions extends ModelWindow {
   /** Session folder: huge tool results go to <sessionDir>/tool-results/. Without it they stay in memory. */
   sessionDir?: string;
@@ -64,6 +65,7 @@ export interface PrepareCall extends RequestShape {
   fixedTokens?: number;
 }
 
+/** The result of engine.prepare: the cheap layers' result, measured, with repair's fixes. */
 export interface EnginePrepareResult extends PrepareResult {
   /** Anchored measure of the prepared request (reported usage + estimate of what is new). */
   measuredTokens: number;
@@ -100,6 +102,7 @@ export class OverWindowError extends LetheError {
   }
 }
 
+/** One conversation's compaction engine: call beforeRequest before each model request, observe after it, recover on a context-length error. */
 export interface Engine {
   readonly config: CompactionConfig;
   /** The auto-compact threshold (lowers when the engine learns a smaller window). */
@@ -138,6 +141,7 @@ function checkOptions(opts: EngineOptions): void {
   if (typeof th === "number" && th >= w) throw new LetheInputError("createEngine", "", `lethe config: threshold.tokens (${th}) must be below contextWindow (${w})`);
 }
 
+/** Creates the engine for one conversation. Bad options are a one-line LetheInputError. */
 export function createEngine(opts: EngineOptions): Engine {
   checkOptions(opts);
   let config: CompactionConfig;

@@ -2,6 +2,7 @@
 // status the CLI maps it to. Each error still lives beside the code that throws it; the root
 // exports them all.
 
+/** What went wrong, as a LetheError says it. */
 export type LetheErrorCode =
   /** A history, message or option that cannot be read (LetheInputError). */
   | "bad_input"
@@ -43,6 +44,7 @@ export const EXIT_CODES: Readonly<Record<LetheErrorCode, number>> = {
   config: 1,
 };
 
+/** The base of every error lethe throws on purpose: a `code` to switch on, and the CLI's exit status for it. */
 export class LetheError extends Error {
   readonly code: LetheErrorCode;
   constructor(code: LetheErrorCode, message: string, options?: { cause?: unknown }) {

@@ -18,6 +18,7 @@ export type AIModelMessage =
   | { role: "assistant"; content: string | AIPart[]; providerOptions?: Obj }
   | { role: "tool"; content: AIPart[]; providerOptions?: Obj };
 
+/** One part of an AI SDK message (text, image, file, reasoning, tool-call, tool-result, …), kept loosely typed so ai@5 and ai@6 both fit. */
 export interface AIPart {
   type: string;
   [key: string]: unknown;

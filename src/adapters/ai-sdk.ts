@@ -20,6 +20,7 @@ import { type AIModelMessage, type AIPart, fromModelMessages, toModelMessages } 
 
 export { fromModelMessages, toModelMessages, type AIModelMessage, type AIPart } from "./ai-sdk-messages.ts";
 
+/** Options of createAISDKAdapter. */
 export interface AISDKAdapterOptions {
   /** The engine for this conversation (one per conversation: it keeps state between steps). */
   engine: Engine;
@@ -73,10 +74,12 @@ export function contextErrorOf(e: unknown): ModelError | undefined {
   return m.kind === "prompt_too_long" ? m : undefined;
 }
 
+/** generateText (or a function of the same shape) as `generate` calls it. */
 export interface GenerateLike<O, R> {
   (options: O): PromiseLike<R>;
 }
 
+/** lethe for one AI SDK conversation: `prepareStep`, `onStepFinish` and `generate` (the reactive path). See docs/library.md. */
 export function createAISDKAdapter(opts: AISDKAdapterOptions) {
   const tracker = createTracker(opts);
   let system: AIModelMessage[] = [];

@@ -176,6 +176,7 @@ export interface InvokableModel {
   invoke(messages: BaseMessage[], options?: unknown): Promise<BaseMessage>;
 }
 
+/** lethe for one LangChain.js conversation: `compact`, `runnable`, `observe` and `invoke` (the reactive path). See docs/library.md. */
 export function createLangChainAdapter(opts: TrackerOptions) {
   const tracker = createTracker(opts);
   let system: BaseMessage[] = [];

@@ -9,6 +9,7 @@ import type { OpenAIMessage } from "../messages/openai-types.ts";
 import { toModelError } from "../model/errors.ts";
 import { type TrackerOptions, createTracker } from "./tracker.ts";
 
+/** Options of createOpenAIAdapter. */
 export interface OpenAIAdapterOptions extends TrackerOptions {
   /** Which assistant turns carry their reasoning back as reasoning_content (default "none"). */
   reasoning?: "none" | "tool-turns" | "all";
@@ -25,6 +26,7 @@ export interface ChatClientLike {
   chat: { completions: { create(params: never, options?: never): PromiseLike<unknown> } };
 }
 
+/** lethe for one Chat Completions conversation on the `openai` package: `compact`, `observe` and `create` (the reactive path). */
 export function createOpenAIAdapter(opts: OpenAIAdapterOptions) {
   const tracker = createTracker(opts);
   let system: OpenAIMessage[] = [];

@@ -72,6 +72,7 @@ function nonEmpty(m: Message): boolean {
   return m.content.some((b) => b.type !== "text" || (b as { text: string }).text.trim() !== "");
 }
 
+/** Runs lethe's agent loop from `start` (plus `prompt` as a new user message) until the model stops calling tools: compaction before every request, the reactive path, tools, retries, the transcript. */
 export async function runAgent(start: readonly Message[], prompt: string | undefined, opts: AgentOptions): Promise<AgentResult> {
   const { engine, client, transcript } = opts;
   let history = start.slice();

@@ -1,6 +1,7 @@
 // The system prompts of the lethe coding agent and of its subagents. They are fixed for the
 // whole session (compaction never edits the system prompt: it is the head of the prompt cache).
 
+/** What the system prompt is built from. */
 export interface PromptInfo {
   workspace: string;
   platform?: string;
@@ -36,6 +37,7 @@ const MEMORY = `Your context is managed by lethe, so a session can go on for as 
 
 const tail = (info: PromptInfo) => `${info.instructions ? `\n\n${info.instructions}` : ""}${info.append ? `\n\n${info.append}` : ""}`;
 
+/** lethe's system prompt for the coding agent, with the project's instruction files. */
 export function systemPrompt(info: PromptInfo): string {
   if (info.base !== undefined) return `${info.base}\n\n${MEMORY}\n\n${environment(info)}${tail(info)}`;
   return `You are lethe, a coding agent working in the user's workspace through tools. You help with software engineering tasks: reading and changing code, running commands and tests, investigating bugs, explaining code.

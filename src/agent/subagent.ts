@@ -14,6 +14,7 @@ import { type TranscriptWriter, openTranscript } from "../session/transcript.ts"
 import type { Tool, ToolContext } from "../tools/types.ts";
 import type { AgentEvent, AgentOptions, AgentResult, CompactionRecord } from "./types.ts";
 
+/** What a subagent's own engine is built with. */
 export interface SubagentEngineArgs {
   /** The subagent's own folder (tool-results/ and transcript.jsonl), when the parent has one. */
   sessionDir?: string;
@@ -21,6 +22,7 @@ export interface SubagentEngineArgs {
   onEvent?: (e: CompactionEvent) => void;
 }
 
+/** How the task tool's subagents are built (their engine, tools and limits). */
 export interface SubagentOptions {
   /** The parent session's folder; subagents live in <sessionDir>/subagents/<id>/. */
   sessionDir?: string;

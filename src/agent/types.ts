@@ -14,6 +14,7 @@ import type { SubagentOptions } from "./subagent.ts";
 
 export type { ToolOutcome };
 
+/** Options of runAgent. */
 export interface AgentOptions {
   engine: Engine;
   client: ModelClient;
@@ -56,6 +57,7 @@ export interface AgentOptions {
 
 export type { CompactionRecord } from "../compaction/records.ts";
 
+/** What runAgent reports as it goes (stream deltas, compactions, requests, responses, tool calls, …). */
 export type AgentEvent =
   | { type: "stream"; event: StreamEvent }
   | { type: "compaction"; event: CompactionEvent; record?: CompactionRecord }
@@ -71,6 +73,7 @@ export type AgentEvent =
   | { type: "subagent"; id: string; phase: "start" | "end"; description?: string; transcript?: string }
   | { type: "subagent_event"; id: string; event: AgentEvent };
 
+/** Why runAgent stopped. */
 export type AgentStop = "end_turn" | "max_turns" | "aborted" | "max_tokens" | "refusal";
 
 export interface AgentResult {

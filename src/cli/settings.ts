@@ -25,41 +25,6 @@ import { compactionConfigSchema, describeIssue } from "../compaction/config-sche
 import { type TrustKey, keysNeedingTrust } from "./trust.ts";
 import { PERMISSION_MODES, type PermissionMode } from "./permissions.ts";
 
-export interface Pricing {
-  /** $ per million tokens. */
-  input: number;
-  output: number;
-  cacheWrite?: number;
-  cacheRead?: number;
-}
-
-export interface Settings {
-  provider?: "anthropic" | "openai";
-  model?: string;
-  fallbackModel?: string;
-  baseUrl?: string;
-  contextWindow?: number;
-  maxOutputTokens?: number;
-  autoCompact?: "on" | "off" | "ask";
-  compactThreshold?: number;
-  summarizer?: "model" | "digest";
-  maxTurns?: number;
-  compaction?: DeepPartial<CompactionConfig>;
-  hooks?: HooksConfig;
-  retry?: { maxAttempts?: number; baseMs?: number; maxMs?: number };
-  pricing?: Record<string, Pricing>;
-  /** Claude Code's shape: rules such as "Bash(npm test:*)", "Edit", and the starting mode. */
-  permissions?: { allow?: string[]; deny?: string[]; defaultMode?: PermissionMode };
-  /** Seconds without a byte from the server before a streamed reply is retried (0 = never). */
-  idleTimeout?: number;
-  /** lethe's credential variables that bash may still see (withheld by default). */
-  passEnv?: string[];
-  /** OpenAI-compatible servers: which assistant messages carry reasoning back (default "auto": DeepSeek's rule for DeepSeek). */
-  reasoningContent?: "auto" | "never" | "tool-turns" | "always";
-  /** Folders whose workspace settings may run commands (honoured in the user's file only). */
-  trustedFolders?: string[];
-}
-
 export { PERMISSION_MODES, type PermissionMode };
 
 const positiveInt = z.number().int().positive();
@@ -92,6 +57,19 @@ const schema = z
     passEnv: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be environment variable names")).optional(),
   })
   .strict();
+
+/** $ per million tokens, per model prefix. */
+export type Pricing = z.infer<typeof price>;
+
+/**
+ * A settings file, as the schema above reads it (the type is derived from the schema, so the two
+ * cannot drift), with `compaction` and `hooks` in their checked forms.
+ */
+export type Settings = Omit<z.infer<typeof schema>, "$schema" | "compaction" | "hooks"> & {
+  /** Any subset of the engine's configuration (src/compaction/config.ts), checked key by key. */
+  compaction?: DeepPartial<CompactionConfig>;
+  hooks?: HooksConfig;
+};
 
 export const USER_SETTINGS = () => join(homedir(), ".lethe", "settings.json");
 export const WORKSPACE_SETTINGS = (workspace: string) => join(workspace, ".lethe", "settings.json");

@@ -52,6 +52,7 @@ function persist(
   }
 }
 
+/** Layer 1: a tool result over its limit (or a batch over the per-message limit) goes to the store; the context keeps a marker with its path and a preview. */
 export function budget(history: readonly Message[], ctx: LayerContext): LayerResult<BudgetEvent> {
   const { budget: cfg } = ctx.config;
   const maxTokens = resultLimitTokens(ctx.window, cfg);

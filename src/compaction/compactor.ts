@@ -12,11 +12,13 @@ import { rebuild } from "./rebuild.ts";
 import { summarize } from "./summarize.ts";
 import type { CompactionEvent, ModelWindow, SummarizeEvent } from "./types.ts";
 
+/** The model that writes summaries: a client and a model name. */
 export interface Summarizer {
   client: ModelClient;
   model: string;
 }
 
+/** PreCompact / PostCompact hooks: add instructions to, block, or observe a summary compaction. */
 export interface CompactHooks {
   /** Before a compaction: may add instructions, or block it (with a reason). */
   preCompact?(info: { trigger: SummarizeEvent["kind"]; tokens: number; focus?: string }): Promise<{ block?: string; instructions?: string } | void>;
@@ -59,6 +61,7 @@ export class ThrashError extends LetheError {
   }
 }
 
+/** A PreCompact hook blocked the compaction (its reason is the message). */
 export class CompactionBlockedError extends LetheError {
   constructor(message: string) {
     super("compaction_blocked", message);
@@ -85,6 +88,7 @@ export function samePrefix(prefix: readonly Message[], history: readonly Message
   return true;
 }
 
+/** The summary machinery the engine uses (exposed for hosts that drive it directly). */
 export function createCompactor(opts: CompactorOptions) {
   const { config, counter } = opts;
   // The window can shrink during a session (the engine learns the server's real one): budgets follow it.
@@ -233,4 +237,5 @@ export function createCompactor(opts: CompactorOptions) {
   };
 }
 
+/** The summary side of the engine: threshold, background pre-summary, circuit breaker, thrash guard. */
 export type Compactor = ReturnType<typeof createCompactor>;

@@ -9,6 +9,7 @@ export interface ModelWindow {
   maxOutputTokens: number;
 }
 
+/** Settings of the budget layer. */
 export interface BudgetConfig {
   /** Largest tool result kept inline, in characters. */
   perResultChars: number;
@@ -22,6 +23,7 @@ export interface BudgetConfig {
   maxWindowShare: number;
 }
 
+/** Settings of the snip layer. */
 export interface SnipConfig {
   enabled: boolean;
   /** Snip when the history has more messages than this… */
@@ -38,6 +40,7 @@ export interface SnipConfig {
   minThresholdShare: number;
 }
 
+/** Settings of the micro layer. */
 export interface MicroConfig {
   enabled: boolean;
   /** The newest N compactable results are always kept intact. */
@@ -54,6 +57,7 @@ export interface MicroConfig {
   cacheAware: boolean;
 }
 
+/** How the auto-compact threshold is derived from the window. */
 export interface ThresholdConfig {
   /** Tokens kept free below the window beside the reply reserve (13k on large windows). */
   bufferTokens: number;
@@ -65,6 +69,7 @@ export interface ThresholdConfig {
   tokens?: number;
 }
 
+/** Settings of summaries: when they run, their size, what the rebuild keeps. */
 export interface SummaryConfig {
   /** Auto-compact when over the threshold; "off" never does; "ask" lets the host decide (event). */
   auto: "on" | "off" | "ask";
@@ -89,6 +94,7 @@ export interface SummaryConfig {
   thrashRepeats: number;
 }
 
+/** The whole compaction configuration (createEngine's `config` takes any subset). */
 export interface CompactionConfig {
   budget: BudgetConfig;
   snip: SnipConfig;
@@ -97,6 +103,7 @@ export interface CompactionConfig {
   summary: SummaryConfig;
 }
 
+/** The defaults of every compaction setting (README's configuration table). */
 export const DEFAULT_CONFIG: CompactionConfig = {
   budget: {
     perResultChars: 50_000,
@@ -150,6 +157,7 @@ export const DEFAULT_CONFIG: CompactionConfig = {
   },
 };
 
+/** Any subset of a configuration object, at every depth. */
 export type DeepPartial<T> = {
   [K in keyof T]?: T[K] extends (infer U)[] ? U[] : T[K] extends object ? DeepPartial<T[K]> : T[K];
 };

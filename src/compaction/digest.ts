@@ -53,6 +53,7 @@ export interface DigestOptions {
   maxTokens: number;
 }
 
+/** A summary built without a model: requests, files, commands with exit codes, open errors (the fallback when summaries fail). */
 export function digest(history: readonly Message[], opts: DigestOptions): string {
   const sections: string[] = [];
   const previous = previousSummaryOf(history);

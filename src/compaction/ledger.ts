@@ -5,6 +5,7 @@ import { LEDGER_CLOSE, LEDGER_OPEN } from "./tags.ts";
 import { blocksOf, toolUsesOf } from "../messages/blocks.ts";
 import type { Message, ToolUseBlock } from "../messages/types.ts";
 
+/** Every file read and modified in a session, carried across compactions. */
 export interface FileLedger {
   /** Paths in first-seen order (Sets keep insertion order). */
   read: Set<string>;

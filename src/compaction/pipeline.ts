@@ -11,18 +11,21 @@ import { micro } from "./micro.ts";
 import { snip } from "./snip.ts";
 import type { Layer, LayerContext, LayerEvent } from "./types.ts";
 
+/** The cheap layers, in the order they run. */
 export const LAYERS: readonly { name: LayerEvent["kind"]; run: Layer }[] = [
   { name: "budget", run: budget },
   { name: "snip", run: snip },
   { name: "micro", run: micro },
 ];
 
+/** What one layer did in a prepare. */
 export interface LayerReport {
   layer: LayerEvent["kind"];
   freedTokens: number;
   event: LayerEvent | null;
 }
 
+/** The result of the cheap layers: the history, what each layer did, tokens and threshold. */
 export interface PrepareResult {
   history: Message[];
   /** What each layer did, in order (one entry per layer, event null when it did nothing). */
@@ -37,6 +40,7 @@ export interface PrepareResult {
   overThreshold: boolean;
 }
 
+/** Runs the cheap layers (budget, snip, micro) and measures the result. Pure: side effects go through the context. */
 export function prepare(history: readonly Message[], ctx: LayerContext): PrepareResult {
   let current = history as Message[];
   const reports: LayerReport[] = [];

@@ -144,6 +144,7 @@ function boundedLedger(l: FileLedger, cap: number, counter: TokenCounter): FileL
   return out;
 }
 
+/** The history after a summary: continuation note, summary, the user's messages, ledger, restored files, todos, attachments, and the newest rounds whole. */
 export function rebuild(input: RebuildInput): RebuildResult {
   const { history, counter, budgets } = input;
   let start = tailStart(history, budgets.keepTailTokens, counter);

@@ -2,6 +2,7 @@
 // transcript's boundary lines, the agent loop reports it, the CLI prints it.
 import type { CompactionEvent, CompactionKind } from "./types.ts";
 
+/** A compaction's kind and its tokens before and after. */
 export interface CompactionRecord {
   kind: CompactionKind;
   tokens_before: number;

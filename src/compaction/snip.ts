@@ -31,6 +31,7 @@ export function snipCut(history: readonly Message[], keepHead: number, targetMes
   return { head, tail };
 }
 
+/** Layer 2: past the message trigger and under pressure, drops the middle of the history, keeping the head, the newest messages, and a note carrying the user's messages and the file ledger. */
 export function snip(history: readonly Message[], ctx: LayerContext): LayerResult<SnipEvent> {
   const cfg = ctx.config.snip;
   const none = { history: history as Message[], freedTokens: 0, event: null };

@@ -9,6 +9,7 @@ import { type ModelClient, ModelError, type ModelRequest, type ModelResponse, ty
 import type { TokenCounter } from "../tokens/count.ts";
 import { previousSummaryOf } from "./rebuild.ts";
 
+/** The instruction appended to a summary request (sections, focus, and how to fold in a previous summary). */
 export function summaryInstruction(opts: { focus?: string; hasPrevious: boolean; maxTokens: number }): string {
   const lines = [
     "STOP. Do not call any tool now: tools are disabled for this turn and any tool call will be discarded. Reply with text only.",
@@ -145,6 +146,7 @@ export interface SummarizeResult {
   request: ModelRequest;
 }
 
+/** Sends one summary request (the conversation as sent, plus the instruction, tools forbidden) and returns the summary text; drops the oldest rounds when the request itself is too long. */
 export async function summarize(args: SummarizeArgs): Promise<SummarizeResult> {
   const hasPrevious = previousSummaryOf(args.history) !== undefined;
   const instruction = summaryInstruction({ focus: args.focus, hasPrevious, maxTokens: args.maxTokens });

@@ -42,6 +42,7 @@ export interface LayerContext {
   archived?: boolean;
 }
 
+/** One tool result budget moved to the store. */
 export interface PersistedResult {
   toolUseId: string;
   toolName: string;
@@ -51,12 +52,14 @@ export interface PersistedResult {
   tokensAfter: number;
 }
 
+/** The budget layer moved results to the store. */
 export interface BudgetEvent {
   kind: "budget";
   persisted: PersistedResult[];
   freedTokens: number;
 }
 
+/** The snip layer dropped the middle of the history. */
 export interface SnipEvent {
   kind: "snip";
   /** Messages removed from the middle of the history. */
@@ -69,12 +72,14 @@ export interface SnipEvent {
   freedTokens: number;
 }
 
+/** One tool result micro cleared. */
 export interface ClearedResult {
   toolUseId: string;
   toolName: string;
   tokens: number;
 }
 
+/** The micro layer cleared old tool results. */
 export interface MicroEvent {
   kind: "micro";
   /** "size": enough old results to clear; "idle": the prompt cache went cold. */
@@ -83,6 +88,7 @@ export interface MicroEvent {
   freedTokens: number;
 }
 
+/** An event of one of the cheap layers. */
 export type LayerEvent = BudgetEvent | SnipEvent | MicroEvent;
 
 /** A summary compaction: auto at the threshold, manual (/compact, compact tool), reactive, or a subagent's. */
@@ -108,6 +114,7 @@ export interface SummarizeEvent {
   attachmentsRemoved?: number;
 }
 
+/** A summary request failed (after retries); `breakerOpen` says the digest takes over. */
 export interface SummaryFailedEvent {
   kind: "summary_failed";
   error: string;
@@ -116,6 +123,7 @@ export interface SummaryFailedEvent {
   breakerOpen: boolean;
 }
 
+/** A notice about compaction that changed no history (started, suggested, skipped). */
 export interface CompactionNoticeEvent {
   kind: "presummary_started" | "compact_suggested" | "compact_blocked" | "compact_skipped" | "auto_compact_near";
   tokens: number;
@@ -137,6 +145,7 @@ export interface WindowLearnedEvent {
   reason: string;
 }
 
+/** Every event the engine emits. */
 export type CompactionEvent = LayerEvent | SummarizeEvent | SummaryFailedEvent | CompactionNoticeEvent | WindowLearnedEvent;
 
 export interface LayerResult<E extends LayerEvent = LayerEvent> {
@@ -146,6 +155,7 @@ export interface LayerResult<E extends LayerEvent = LayerEvent> {
   event: E | null;
 }
 
+/** The layer contract: a pure function of the history and the context. */
 export type Layer<E extends LayerEvent = LayerEvent> = (
   history: readonly Message[],
   ctx: LayerContext,

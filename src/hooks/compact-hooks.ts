@@ -4,6 +4,7 @@
 import { spawn } from "node:child_process";
 import type { CompactHooks } from "../compaction/compactor.ts";
 
+/** One hook: a shell command, its time limit, and the trigger it matches (auto or manual). */
 export interface HookCommand {
   command: string;
   /** Milliseconds before the command is killed (default 60 s). */
@@ -12,6 +13,7 @@ export interface HookCommand {
   matcher?: "auto" | "manual";
 }
 
+/** The settings file's hooks, by event. */
 export interface HooksConfig {
   PreCompact?: HookCommand[];
   PostCompact?: HookCommand[];
@@ -101,6 +103,7 @@ export interface CommandHooksOptions {
 
 const triggerOf = (t: string): "auto" | "manual" => (t === "manual" ? "manual" : "auto");
 
+/** PreCompact / PostCompact hooks that run shell commands (the settings file's `hooks`). */
 export function createCommandHooks(config: HooksConfig, opts: CommandHooksOptions): CompactHooks {
   const base = { session_id: opts.sessionId, transcript_path: opts.transcriptPath, cwd: opts.cwd };
   const warn = opts.onWarning ?? (() => {});

@@ -15,20 +15,24 @@ export function blocksOf(message: Message): ContentBlock[] {
     : message.content;
 }
 
+/** The tool_use blocks of a message. */
 export function toolUsesOf(message: Message): ToolUseBlock[] {
   if (typeof message.content === "string") return [];
   return message.content.filter((b): b is ToolUseBlock => b.type === "tool_use");
 }
 
+/** The tool_result blocks of a message. */
 export function toolResultsOf(message: Message): ToolResultBlock[] {
   if (typeof message.content === "string") return [];
   return message.content.filter((b): b is ToolResultBlock => b.type === "tool_result");
 }
 
+/** Whether a message calls a tool. */
 export function hasToolUse(message: Message): boolean {
   return message.role === "assistant" && toolUsesOf(message).length > 0;
 }
 
+/** Whether a message answers a tool call. */
 export function hasToolResult(message: Message): boolean {
   return message.role === "user" && toolResultsOf(message).length > 0;
 }

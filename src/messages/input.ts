@@ -5,6 +5,7 @@
 import { LetheError } from "../errors.ts";
 import { depthExceeds } from "../model/tool-input.ts";
 
+/** Input lethe cannot read as a history, message or option: one line naming where (`lethe: history[3].content[0].text: …`). */
 export class LetheInputError extends LetheError {
   constructor(readonly where: string, detail: string, message?: string) {
     super("bad_input", message ?? `lethe: ${where}: ${detail}`);

@@ -1,6 +1,7 @@
 // The message model: the Anthropic Messages API shape, which lethe uses inside.
 // Other providers convert to and from it at the edges (see ./openai.ts).
 
+/** Text. */
 export interface TextBlock {
   type: "text";
   text: string;
@@ -8,6 +9,7 @@ export interface TextBlock {
   [extra: string]: unknown;
 }
 
+/** An image, inline (base64) or by URL. */
 export interface ImageBlock {
   type: "image";
   source:
@@ -17,6 +19,7 @@ export interface ImageBlock {
   [extra: string]: unknown;
 }
 
+/** A model's reasoning, with the provider's signature when it has one. */
 export interface ThinkingBlock {
   type: "thinking";
   thinking: string;
@@ -24,12 +27,14 @@ export interface ThinkingBlock {
   [extra: string]: unknown;
 }
 
+/** Reasoning the provider returned encrypted. */
 export interface RedactedThinkingBlock {
   type: "redacted_thinking";
   data: string;
   [extra: string]: unknown;
 }
 
+/** A tool call in an assistant message. */
 export interface ToolUseBlock {
   type: "tool_use";
   id: string;
@@ -49,6 +54,7 @@ export interface ToolResultBlock {
   [extra: string]: unknown;
 }
 
+/** Any block of a message (unknown provider blocks pass through as they are). */
 export type ContentBlock =
   | TextBlock
   | ImageBlock
@@ -57,6 +63,7 @@ export type ContentBlock =
   | ToolUseBlock
   | ToolResultBlock;
 
+/** Who wrote a message. */
 export type Role = "user" | "assistant";
 
 export interface Message {
@@ -70,4 +77,5 @@ export interface BlockMessage extends Message {
   content: ContentBlock[];
 }
 
+/** A conversation. */
 export type History = readonly Message[];

@@ -13,6 +13,7 @@
 // report it as 400, 413, 422 or 500 alike.
 import { ModelError, type ModelErrorKind } from "./types.ts";
 
+/** Response headers as the SDKs and fetch give them. */
 export type HeadersLike = Headers | Record<string, string | string[] | undefined> | null | undefined;
 
 export interface NormalizeOptions {
@@ -31,6 +32,7 @@ const str = (v: unknown): string | undefined => (typeof v === "string" ? v : und
 
 // ── prompt too long ───────────────────────────────────────────────────────────────
 
+/** The token counts a context-length error states. */
 export interface TooLong {
   actualTokens?: number;
   limitTokens?: number;
@@ -149,6 +151,7 @@ export function parseByteLimit(status: number | undefined, type: string | undefi
 
 // ── retry-after ───────────────────────────────────────────────────────────────────
 
+/** One header's value, from a Headers object or a plain record. */
 export function headerValue(headers: HeadersLike, name: string): string | undefined {
   if (!headers) return undefined;
   if (typeof (headers as Headers).get === "function") return (headers as Headers).get(name) ?? undefined;

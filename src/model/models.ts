@@ -13,6 +13,7 @@
 // contextWindow in configuration (--context-window) when it is.
 import type { ModelInfo } from "./types.ts";
 
+/** One entry of the known-model table. */
 export interface ModelEntry extends ModelInfo {
   /** Where the numbers come from, for readers of the table. */
   note?: string;
@@ -112,6 +113,7 @@ export interface ModelOverrides {
   maxOutputTokens?: number;
 }
 
+/** A model's window and reply limit, and where they came from. */
 export interface ResolvedModelInfo extends ModelInfo {
   /** "exact" / "prefix": from the table (`matched` names the key); "default": unknown model. */
   source: "exact" | "prefix" | "default";

@@ -5,6 +5,7 @@
 // Neither says anything when the model is not loaded and sets no num_ctx: then lethe keeps its
 // window and the engine's truncation check catches the server's (see engine.observe).
 
+/** The context Ollama really runs a model with, and where that came from. */
 export interface OllamaContext {
   contextWindow: number;
   /** Where it came from, for the banner ("ollama /api/ps", "ollama num_ctx"). */

@@ -7,6 +7,7 @@
 import { toModelError } from "./errors.ts";
 import { ModelError } from "./types.ts";
 
+/** One retry about to happen (for a progress line). */
 export interface RetryInfo {
   /** The attempt that failed, from 1. */
   attempt: number;
@@ -15,6 +16,7 @@ export interface RetryInfo {
   delayMs: number;
 }
 
+/** How transient errors are retried (attempts, backoff, an injectable sleep). */
 export interface RetryOptions {
   /** Attempts in all, the first included. Default 5. */
   maxAttempts?: number;

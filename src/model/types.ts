@@ -4,6 +4,7 @@ import { LetheError } from "../errors.ts";
 import type { Message } from "../messages/types.ts";
 import type { Usage } from "../tokens/meter.ts";
 
+/** A tool as the model sees it: name, description, JSON Schema of its input. */
 export interface ToolDefinition {
   name: string;
   description: string;
@@ -11,6 +12,7 @@ export interface ToolDefinition {
   input_schema: Record<string, unknown>;
 }
 
+/** One model call: model, system, messages, tools, limits. */
 export interface ModelRequest {
   model: string;
   system?: string;
@@ -23,6 +25,7 @@ export interface ModelRequest {
   signal?: AbortSignal;
 }
 
+/** Why a reply ended. */
 export type StopReason = "end_turn" | "tool_use" | "max_tokens" | "stop_sequence" | "refusal" | "pause_turn" | "other";
 
 export interface ModelResponse {
@@ -39,6 +42,7 @@ export type StreamEvent =
   | { type: "thinking"; text: string }
   | { type: "tool_use"; id: string; name: string };
 
+/** What kind of failure a ModelError is (prompt_too_long is the one to recover from). */
 export type ModelErrorKind =
   | "prompt_too_long"
   | "rate_limited"
@@ -83,6 +87,7 @@ export class ModelError extends LetheError {
   }
 }
 
+/** A model provider behind one interface (lethe/clients has the Anthropic and OpenAI-compatible ones). */
 export interface ModelClient {
   readonly provider: "anthropic" | "openai";
   /** One streamed call; resolves with the whole reply, rejects with a ModelError. */
@@ -91,6 +96,7 @@ export interface ModelClient {
   countTokens?(request: Omit<ModelRequest, "maxTokens">): Promise<number>;
 }
 
+/** A model's context window and reply limit. */
 export interface ModelInfo {
   contextWindow: number;
   maxOutputTokens: number;

@@ -6,6 +6,7 @@ import { LetheError } from "../errors.ts";
 import { openSync, readFileSync, unlinkSync, writeSync, closeSync } from "node:fs";
 import { join } from "node:path";
 
+/** Another process writes this session. */
 export class SessionLockedError extends LetheError {
   constructor(readonly sessionId: string, readonly pid: number) {
     super("session_locked", `lethe: session ${sessionId} is in use by another lethe process (pid ${pid}); wait for it to finish, or start a new session`);

@@ -13,9 +13,11 @@ import { join, resolve } from "node:path";
 import type { Message } from "../messages/types.ts";
 import { loadTranscript } from "./transcript.ts";
 
+/** lethe's folder in a workspace. */
 export const LETHE_DIR = ".lethe";
 export const SESSIONS_DIR = "sessions";
 export const TRANSCRIPT_FILE = "transcript.jsonl";
+/** A session's folder of saved tool results. */
 export const TOOL_RESULTS_DIR = "tool-results";
 
 export interface SessionPaths {
@@ -28,6 +30,7 @@ export interface SessionPaths {
   toolResults: string;
 }
 
+/** One session of a workspace, as listed for --resume. */
 export interface SessionSummary extends SessionPaths {
   /** The first thing the user typed, on one line, shortened (empty when none yet). */
   preview: string;
@@ -64,10 +67,12 @@ export function newSessionId(now: number = Date.now()): string {
   return `${date}-${time}-${pad(d.getUTCMilliseconds(), 3)}-${randomBytes(5).toString("hex")}`;
 }
 
+/** A workspace's .lethe folder. */
 export function letheDir(workspace: string): string {
   return join(resolve(workspace), LETHE_DIR);
 }
 
+/** A workspace's sessions folder. */
 export function sessionsRoot(workspace: string): string {
   return join(letheDir(workspace), SESSIONS_DIR);
 }
@@ -98,6 +103,7 @@ export function ensureLetheDir(workspace: string): string {
   return dir;
 }
 
+/** The session folder cannot be created or written (a read-only or full disk). */
 export class SessionStorageError extends LetheError {
   constructor(message: string, options?: { cause?: unknown }) {
     super("session_storage", message, options);

@@ -60,6 +60,7 @@ export function writeFileAtomic(path: string, data: string, opts: { fsync?: bool
   }
 }
 
+/** A tool-result store on disk: one file per tool_use id (unique, bounded names), written atomically. */
 export function createFileStore(dir: string, opts: { fsync?: boolean; io?: WriteIO } = {}): ToolResultStore {
   let made = false;
   return {

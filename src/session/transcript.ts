@@ -74,6 +74,7 @@ export interface EventEntry {
   [extra: string]: unknown;
 }
 
+/** One line of a transcript. */
 export type TranscriptEntry = MessageEntry | BoundaryEntry | EventEntry;
 export type TranscriptLine = SessionHeader | TranscriptEntry;
 
@@ -109,6 +110,7 @@ export interface OpenTranscriptOptions {
   now?: () => number;
 }
 
+/** An open transcript: append messages, boundaries and events. */
 export interface TranscriptWriter {
   readonly path: string;
   /** Writes one entry as one line. Returns once the line is written; throws if it could not be. */
@@ -165,6 +167,7 @@ function headerVersion(fd: number): number | undefined {
   }
 }
 
+/** Opens (or creates) a transcript for appending; refuses a file written by a newer format (TranscriptVersionError). */
 export function openTranscript(path: string, opts: OpenTranscriptOptions = {}): TranscriptWriter {
   const now = opts.now ?? Date.now;
   const iso = () => new Date(now()).toISOString();

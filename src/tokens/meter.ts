@@ -7,6 +7,7 @@
 import type { Message } from "../messages/types.ts";
 import type { TokenCounter } from "./count.ts";
 
+/** A provider's usage, in Anthropic's terms (cache reads and writes apart from input). */
 export interface Usage {
   input_tokens: number;
   output_tokens: number;
@@ -33,6 +34,7 @@ export interface MeterOptions {
   alpha?: number;
 }
 
+/** Measures the context: the provider's last reported input plus an estimate of what was added since. */
 export interface ContextMeter {
   /** Record the provider's usage for `sent` (the request's history) and its `reply`. */
   observe(sent: readonly Message[], reply: Message, usage: Usage, fixedTokens?: number): void;
@@ -46,6 +48,7 @@ export interface ContextMeter {
 
 const CLAMP: [number, number] = [0.5, 3];
 
+/** Creates a context meter over a token counter. */
 export function createContextMeter(opts: MeterOptions): ContextMeter {
   const { counter } = opts;
   const model = opts.model ?? "default";

@@ -25,12 +25,14 @@ export { createBashTool, BASH_LIMITS, type BashLimits } from "./bash.ts";
 export { resolveInWorkspace, ToolError } from "./util.ts";
 export { renderTodos } from "./todo-write.ts";
 
-// A list of tools with different input types.
+/** A tool of any input type (a toolset mixes them). */
 export type AnyTool = Tool<any>;
 
+/** The built-in tools' names. */
 export const TOOL_NAMES = ["bash", "read_file", "write_file", "edit_file", "glob", "grep", "todo_write", "task", "compact", "recall"] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
 
+/** Options of createToolset (which tools, bash limits). */
 export interface ToolsetOptions {
   /** Only these tools (e.g. a read-only subagent). */
   only?: readonly string[];
@@ -40,6 +42,7 @@ export interface ToolsetOptions {
   bash?: Partial<BashLimits>;
 }
 
+/** lethe's built-in tools (all, or the ones named), for runAgent's `toolset`. */
 export function createToolset(opts: ToolsetOptions = {}): AnyTool[] {
   const all: AnyTool[] = [
     createBashTool(opts.bash),
@@ -78,10 +81,12 @@ function clean(node: unknown): unknown {
   return out;
 }
 
+/** A tool's input as JSON Schema. */
 export function inputSchemaOf(tool: AnyTool): Record<string, unknown> {
   return clean(z.toJSONSchema(tool.schema, { io: "input" })) as Record<string, unknown>;
 }
 
+/** The tools as the model sees them. */
 export function toolDefinitions(tools: readonly AnyTool[]): ToolDefinitionJson[] {
   return tools.map((t) => ({ name: t.name, description: t.description, input_schema: inputSchemaOf(t) }));
 }
