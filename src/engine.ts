@@ -15,6 +15,7 @@ import { type CompactHooks, type Compactor, type RequestShape, type Summarizer, 
 import { indexNewCalls } from "./compaction/ledger.ts";
 import { shrinkBytes, shrinkFresh } from "./compaction/reactive.ts";
 import { type CompactionRecord, compactionRecords } from "./compaction/records.ts";
+import { boundaryDetails } from "./compaction/boundary.ts";
 import type { ModelError } from "./model/types.ts";
 import type { TranscriptWriter } from "./session/transcript.ts";
 import { createFileStore, createMemoryStore, resultFileName } from "./session/tool-results.ts";
@@ -217,13 +218,16 @@ export function createEngine(opts: EngineOptions): Engine {
     return history;
   }
 
-  function record(e: CompactionEvent, history?: Message[], summary?: string, counted?: CompactionRecord) {
+  function record(e: CompactionEvent, history?: Message[], summary?: string, counted?: CompactionRecord, before?: readonly Message[], after?: readonly Message[]) {
     if (!opts.transcript) return;
+    // What it removed and carried, when messages left (summaries, reactive, snip).
+    const uuidOf = opts.transcript.uuidOf?.bind(opts.transcript);
+    const what = before && (after ?? history) ? boundaryDetails(before, (after ?? history)!, uuidOf) : {};
     if ("tokensBefore" in e) {
-      opts.transcript.appendBoundary({ kind: e.kind, tokens_before: e.tokensBefore, tokens_after: e.tokensAfter, history, summary, details: { ...e } });
+      opts.transcript.appendBoundary({ kind: e.kind, tokens_before: e.tokensBefore, tokens_after: e.tokensAfter, history, summary, details: { ...e }, ...what });
     } else if (e.kind === "budget" || e.kind === "snip" || e.kind === "micro") {
       // The cheap layers report what they freed; the numbers come from the tokens measured after them.
-      opts.transcript.appendBoundary({ kind: e.kind, tokens_before: counted?.tokens_before ?? -1, tokens_after: counted?.tokens_after ?? -1, details: { ...e } });
+      opts.transcript.appendBoundary({ kind: e.kind, tokens_before: counted?.tokens_before ?? -1, tokens_after: counted?.tokens_after ?? -1, details: { ...e }, ...what });
     }
   }
 
@@ -238,7 +242,7 @@ export function createEngine(opts: EngineOptions): Engine {
     const measuredTokens = meter.measure(result.history, call.fixedTokens ?? 0);
     const records = result.events.length > 0 ? compactionRecords(result.events, measuredTokens) : undefined;
     for (const e of result.events) {
-      record(e, undefined, undefined, records?.get(e));
+      record(e, undefined, undefined, records?.get(e), e.kind === "snip" ? repaired.history : undefined, e.kind === "snip" ? result.history : undefined);
       emit(e);
     }
     return { ...result, measuredTokens, fixes: repaired.fixes, overThreshold: measuredTokens > result.threshold };
@@ -249,7 +253,7 @@ export function createEngine(opts: EngineOptions): Engine {
     const r = await compactor.compact(history, kind, call, focus);
     if (r.skipped) return { history: r.history, events: emitted.slice(start), tokens: r.event.tokensBefore, threshold };
     const out = checked(repair(r.history).history);
-    record(r.event, out, r.summary);
+    record(r.event, out, r.summary, undefined, history);
     const tokens = (call.fixedTokens ?? 0) + counter.messages(out);
     return { history: out, events: emitted.slice(start), tokens, threshold };
   }
@@ -355,7 +359,7 @@ export function createEngine(opts: EngineOptions): Engine {
           };
           // Enough when it reached the target; otherwise the token path below shrinks further.
           if (bytes.bytesAfter <= (target ?? bytes.bytesBefore / 2)) {
-            record(event, out);
+            record(event, out, undefined, undefined, history);
             emit(event);
             return { history: out, events: since(start), tokens, threshold };
           }
@@ -385,7 +389,7 @@ export function createEngine(opts: EngineOptions): Engine {
           userMessagesKept: 0,
           droppedForOverflow: 0,
         };
-        record(event, out);
+        record(event, out, undefined, undefined, history);
         emit(event);
         return { history: out, events: since(start), tokens, threshold };
       }

@@ -19,13 +19,13 @@
 // Layout: ./types.ts (options, events, result, compaction records), ./model-call.ts (one call
 // with retries and the fallback model), ./tool-batch.ts (running one message's tool calls),
 // ./subagent.ts (task); this file the turn loop itself.
-import { RETRACTED_EVENT } from "../session/transcript.ts";
+import { REQUEST_EVENT, RETRACTED_EVENT } from "../session/transcript.ts";
 import { toolUsesOf } from "../messages/blocks.ts";
 import type { ContentBlock, Message, ToolUseBlock } from "../messages/types.ts";
 import { type Engine, OverWindowError } from "../engine.ts";
 import type { CompactionEvent } from "../compaction/types.ts";
 import { ModelError, type ModelResponse, type ToolDefinition } from "../model/types.ts";
-import type { Usage } from "../tokens/meter.ts";
+import { type Usage, usageInput } from "../tokens/meter.ts";
 import type { ToolContext } from "../tools/types.ts";
 import { toolDefinitions } from "../tools/index.ts";
 import { createSubagentRunner } from "./subagent.ts";
@@ -193,6 +193,8 @@ export async function runAgent(start: readonly Message[], prompt: string | undef
 
       let reply: ModelResponse;
       let sent = history;
+      let estimated = ready.tokens;
+      let began = Date.now();
       try {
         reply = await caller.call(sent);
       } catch (e) {
@@ -203,9 +205,30 @@ export async function runAgent(start: readonly Message[], prompt: string | undef
         note(recovered.events, recovered.tokens);
         history = recovered.history;
         sent = history;
+        estimated = recovered.tokens;
+        began = Date.now();
         reply = await caller.call(sent);
       }
       turns++;
+      if (transcript) {
+        // One line per model call: what the viewer and `lethe sessions` draw from.
+        const u = reply.usage;
+        const cost = opts.requestCost?.(caller.model(), u);
+        transcript.append({
+          type: "event",
+          ts: new Date().toISOString(),
+          name: REQUEST_EVENT,
+          model: caller.model(),
+          input_tokens: usageInput(u),
+          input_tokens_estimated: estimated,
+          cache_read_tokens: u.cache_read_input_tokens ?? 0,
+          cache_write_tokens: u.cache_creation_input_tokens ?? 0,
+          output_tokens: u.output_tokens ?? 0,
+          ...(cost !== undefined ? { cost_usd: cost } : {}),
+          latency_ms: Date.now() - began,
+          stop_reason: reply.stopReason,
+        });
+      }
       for (const k of Object.keys(usage) as (keyof Usage)[]) usage[k] += reply.usage[k] ?? 0;
       emit({ type: "response", usage: reply.usage, stopReason: reply.stopReason, model: caller.model() });
       engine.observe(sent, reply.message, reply.usage, shape);

@@ -38,6 +38,8 @@ export interface AgentOptions {
   maxOutputTokens: number;
   signal?: AbortSignal;
   onEvent?: (e: AgentEvent) => void;
+  /** The price of one call, for the transcript's request lines (the CLI passes its pricing). */
+  requestCost?: (model: string, usage: Usage) => number | undefined;
   /** Retry options for transient provider errors (tests inject sleep). */
   retry?: RetryOptions;
   /** Switch to this model after `fallbackAfter` consecutive overloaded / 5xx errors on the main one. */

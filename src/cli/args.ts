@@ -260,6 +260,9 @@ export function usageText(version: string): string {
     "Usage:",
     "  lethe [options] [prompt]        interactive session (REPL)",
     "  lethe -p \"<prompt>\" [options]   headless: print the final answer and exit",
+    "  lethe sessions [--cwd <dir>]    the workspace's sessions",
+    "  lethe export <id> [--format md|json] [-o <file>] [--cwd <dir>]",
+    "                                  a session as Markdown (compactions marked) or JSON",
     "",
     "Options:",
   ];

@@ -329,6 +329,10 @@ export class AgentSession {
           createEngine: ({ sessionDir, transcript }) => this.makeEngine(sessionDir, transcript, this.paths.id),
         },
         transcript: this.transcript,
+        requestCost: (model, u) => {
+          const p = priceOf(model, cfg.pricing);
+          return p ? costOf(u, p.pricing) : undefined;
+        },
         ...(cfg.maxTurns ? { maxTurns: cfg.maxTurns } : {}),
         maxOutputTokens: cfg.maxOutputTokens,
         signal,

@@ -117,6 +117,8 @@ export interface TranscriptWriter {
   append(entry: TranscriptEntry): void;
   /** Appends a message entry (uuid and ts filled in unless given) and returns it. */
   appendMessage(message: Message, opts?: { uuid?: string; ts?: string }): MessageEntry;
+  /** The uuid a message was appended under (this writer, this process), so a boundary can name what it removed. */
+  uuidOf?(message: Message): string | undefined;
   /** Appends a compaction boundary (ts filled in unless given) and returns it. */
   appendBoundary(boundary: Omit<BoundaryEntry, "type" | "ts"> & { ts?: string }): BoundaryEntry;
   /** Appends a free-form event and returns it. */
@@ -223,6 +225,8 @@ export function openTranscript(path: string, opts: OpenTranscriptOptions = {}): 
     write(header);
   }
 
+  // Message object → its line's uuid (weakly: a message nobody holds any more is forgotten).
+  const uuids = new WeakMap<object, string>();
   return {
     path,
     append(entry) {
@@ -234,7 +238,11 @@ export function openTranscript(path: string, opts: OpenTranscriptOptions = {}): 
     appendMessage(message, o = {}) {
       const entry: MessageEntry = { type: "message", uuid: o.uuid ?? randomUUID(), ts: o.ts ?? iso(), message };
       write(entry);
+      if (typeof message === "object" && message !== null) uuids.set(message, entry.uuid);
       return entry;
+    },
+    uuidOf(message) {
+      return uuids.get(message);
     },
     appendBoundary(b) {
       const { ts, ...rest } = b;
@@ -429,6 +437,8 @@ export function resumeContext(entries: readonly TranscriptEntry[]): Message[] {
 
 /** An event listing message uuids taken out of the context (kept in the file, skipped on resume). */
 export const RETRACTED_EVENT = "retracted";
+/** The event line written after every model call (model, tokens reported and estimated, cache, output, cost, latency, stop reason). */
+export const REQUEST_EVENT = "request";
 
 /** The message entries of a transcript, in order. */
 export function messageEntries(entries: readonly TranscriptEntry[]): MessageEntry[] {

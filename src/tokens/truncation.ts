@@ -30,8 +30,8 @@ interface Point {
 const MIN_GROWTH = 500;
 /** Growth under this share of the expected, on a big enough step, is a cap, not an estimator error. */
 const NEAR_ZERO = 0.1;
-/** Growth under this share, twice in a row, is a cap (the estimator is not 4× off on two steps running). */
-const UNDER = 0.25;
+/** Growth under this share, twice in a row, is a cap (the estimator is not 5× off on two steps running). */
+const UNDER = 0.2;
 
 export function createTruncationDetector() {
   let anchor: Point | undefined;

@@ -24,7 +24,8 @@ test("one odd chunk (the estimator 4.7× high on it), then ordinary growth: at m
     [4_425 + 3_000, 9_000],
   ];
   const kinds = run(points).map((v) => v.kind);
-  assert.deepEqual(kinds, ["counted", "counted", "suspect", "counted", "counted"]);
+  assert.ok(!kinds.includes("truncated"), kinds.join());
+  assert.deepEqual(kinds.slice(3), ["counted", "counted"], "ordinary growth clears any suspicion");
 });
 
 test("Ollama's drop-oldest cap: detected by the second capped request at the latest, with the cap as the window", () => {
@@ -88,6 +89,6 @@ test("property: a server that counts everything, at any steady ratio (0.15×..6�
         return run(points).every((v) => v.kind !== "truncated");
       },
     ),
-    { numRuns: 1_000 },
+    { numRuns: 3_000 },
   );
 });

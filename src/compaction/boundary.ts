@@ -1,0 +1,67 @@
+// What a compaction boundary records beyond its numbers: what it removed (the transcript's message
+// uuids, each tool call whose result left the context and where its full text lives now) and what
+// it carried into the new context (the user's messages, the file ledger, restored files, todos,
+// attachments). Pure: the transcript's uuid lookup is passed in.
+import type { Message } from "../messages/types.ts";
+import { parseLedger } from "./ledger.ts";
+import { persisted, tagOf } from "./tags.ts";
+
+export interface RemovedToolResult {
+  tool_use_id: string;
+  name?: string;
+  /** Where the full output is now: "transcript" (the session transcript), or the saved file's path. */
+  full_text: string;
+}
+
+export interface BoundaryDetails {
+  removed: { messages: number; uuids: string[]; tool_results: RemovedToolResult[] };
+  carried: { user_messages: number; latest_request: boolean; ledger: { read: number; modified: number }; restored_files: string[]; todos: boolean; attachments: number };
+}
+
+const blocks = (m: Message) => (typeof m.content === "string" ? [{ type: "text" as const, text: m.content }] : m.content);
+
+export function boundaryDetails(before: readonly Message[], after: readonly Message[], uuidOf?: (m: Message) => string | undefined): BoundaryDetails {
+  const kept = new Set<Message>(after);
+  const removedMessages = before.filter((m) => !kept.has(m));
+  // Tool calls whose call or result is no longer in the context, with where the result is kept.
+  const keptIds = new Set<string>();
+  for (const m of after) for (const b of blocks(m)) if (b.type === "tool_use") keptIds.add(b.id);
+  const names = new Map<string, string>();
+  const results = new Map<string, string>();
+  for (const m of before) {
+    for (const b of blocks(m)) {
+      if (b.type === "tool_use") names.set(b.id, b.name);
+      else if (b.type === "tool_result") results.set(b.tool_use_id, typeof b.content === "string" && persisted.is(b.content) ? (persisted.path(b.content) ?? "transcript") : "transcript");
+    }
+  }
+  const tool_results: RemovedToolResult[] = [];
+  for (const [id, where] of results) if (!keptIds.has(id)) tool_results.push({ tool_use_id: id, ...(names.has(id) ? { name: names.get(id)! } : {}), full_text: where });
+
+  const carried: BoundaryDetails["carried"] = { user_messages: 0, latest_request: false, ledger: { read: 0, modified: 0 }, restored_files: [], todos: false, attachments: 0 };
+  const was = new Set<Message>(before);
+  for (const m of after) {
+    if (was.has(m)) continue; // carried means written by the compaction
+    for (const b of blocks(m)) {
+      if (b.type !== "text") continue;
+      const tag = tagOf(b.text);
+      if (tag === "user_message") carried.user_messages++;
+      else if (tag === "latest_request") carried.latest_request = true;
+      else if (tag === "todos") carried.todos = true;
+      else if (tag === "attachments") carried.attachments += b.text.split("\n").filter((l) => l.startsWith("- ")).length;
+      else if (tag === "ledger") {
+        const l = parseLedger(b.text);
+        carried.ledger = { read: l.read.size, modified: l.modified.size };
+      } else {
+        const restored = /^<lethe-restored-file path="([^"]+)"/.exec(b.text);
+        if (restored) carried.restored_files.push(restored[1]!);
+        // A snip's note carries the ledger inside its text.
+        if (tag === "lethe_note" && b.text.includes("<lethe-files>")) {
+          const l = parseLedger(b.text);
+          carried.ledger = { read: l.read.size, modified: l.modified.size };
+        }
+      }
+    }
+  }
+  const uuids = uuidOf ? removedMessages.map(uuidOf).filter((u): u is string => typeof u === "string") : [];
+  return { removed: { messages: removedMessages.length, uuids, tool_results }, carried };
+}
