@@ -227,6 +227,9 @@ export async function runAgent(start: readonly Message[], prompt: string | undef
           ...(cost !== undefined ? { cost_usd: cost } : {}),
           latency_ms: Date.now() - began,
           stop_reason: reply.stopReason,
+          // The lines a chart draws against.
+          threshold: engine.threshold,
+          context_window: engine.contextWindow,
         });
       }
       for (const k of Object.keys(usage) as (keyof Usage)[]) usage[k] += reply.usage[k] ?? 0;

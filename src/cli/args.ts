@@ -263,6 +263,8 @@ export function usageText(version: string): string {
     "  lethe sessions [--cwd <dir>]    the workspace's sessions",
     "  lethe export <id> [--format md|json] [-o <file>] [--cwd <dir>]",
     "                                  a session as Markdown (compactions marked) or JSON",
+    "  lethe view [id] [--port <n>] [--open] [--cwd <dir>]",
+    "                                  a session in the browser (127.0.0.1; default: the latest)",
     "",
     "Options:",
   ];

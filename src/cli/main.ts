@@ -86,6 +86,10 @@ async function askTrust(workspace: string, u: Untrusted): Promise<boolean> {
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
+  if (argv[0] === "view") {
+    const { runView } = await import("./view/command.ts");
+    return runView(argv.slice(1), (t) => process.stdout.write(t));
+  }
   if (argv[0] === "sessions" || argv[0] === "export") {
     const { runSessionCommand } = await import("./sessions.ts");
     return runSessionCommand(argv, (t) => process.stdout.write(t));

@@ -116,7 +116,7 @@ export function exportMarkdown(id: string, t: LoadedTranscript): string {
 }
 
 /** The flags of `lethe sessions` and `lethe export` (the main command's are in args.ts). */
-export const SESSION_COMMAND_FLAGS = ["cwd", "format", "output"] as const;
+export const SESSION_COMMAND_FLAGS = ["cwd", "format", "output", "port", "open"] as const;
 
 /** `lethe sessions [--cwd dir]` and `lethe export <id> [--format md|json] [-o file] [--cwd dir]`. */
 export function runSessionCommand(argv: readonly string[], out: (text: string) => void): number {

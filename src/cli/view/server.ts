@@ -1,0 +1,111 @@
+// `lethe view`: a read-only local web server over one session of the workspace. It binds to the
+// loopback address only and answers a fixed set of routes; no part of a request path ever names a
+// file, so `..`, encoded slashes and absolute paths have nothing to reach (they are 404s).
+//   GET /                     the page
+//   GET /assets/uplot.js|css  the chart library
+//   GET /api/session          header, request lines, boundaries (without rebuilt histories)
+//   GET /api/entries          every transcript entry, in order
+//   GET /api/search?q=        search over messages and archived tool results (recall)
+//   GET /api/item?id=&offset= a whole item (a tool result, a message) in slices (recall)
+import { readFileSync } from "node:fs";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createRequire } from "node:module";
+import { recall } from "../../session/recall.ts";
+import type { SessionPaths } from "../../session/paths.ts";
+import { loadTranscript } from "../../session/transcript.ts";
+import { PAGE, SCRIPT } from "./page.ts";
+
+export interface Viewer {
+  url: string;
+  server: Server;
+  close(): Promise<void>;
+}
+
+const SEARCH_HITS = 200;
+const ITEM_CHARS = 200_000;
+
+function send(res: ServerResponse, status: number, type: string, body: string | Buffer): void {
+  res.writeHead(status, {
+    "content-type": type,
+    "content-length": Buffer.byteLength(body),
+    "cache-control": "no-store",
+    // Everything the page needs comes from this server.
+    "content-security-policy": "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:",
+    "x-content-type-options": "nosniff",
+  });
+  res.end(body);
+}
+
+const json = (res: ServerResponse, v: unknown) => send(res, 200, "application/json; charset=utf-8", JSON.stringify(v));
+const notFound = (res: ServerResponse) => send(res, 404, "text/plain; charset=utf-8", "not found\n");
+
+function asset(name: string): string {
+  const require = createRequire(import.meta.url);
+  return readFileSync(require.resolve(`uplot/dist/${name}`), "utf8");
+}
+
+/** Serves one session; `port` 0 takes a free one. */
+export function startViewer(session: SessionPaths, opts: { port?: number } = {}): Promise<Viewer> {
+  const assets = {
+    "/assets/uplot.js": ["text/javascript; charset=utf-8", asset("uPlot.iife.min.js")],
+    "/assets/uplot.css": ["text/css; charset=utf-8", asset("uPlot.min.css")],
+    "/assets/view.js": ["text/javascript; charset=utf-8", SCRIPT],
+  } as const;
+  const load = () => loadTranscript(session.transcript);
+
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
+    if (req.method !== "GET" && req.method !== "HEAD") return send(res, 405, "text/plain; charset=utf-8", "read-only\n");
+    const raw = req.url ?? "/";
+    // The route is the raw path: no decoding, no normalising, so nothing can smuggle a path in.
+    const q = raw.indexOf("?");
+    const path = q < 0 ? raw : raw.slice(0, q);
+    const params = new URLSearchParams(q < 0 ? "" : raw.slice(q + 1));
+    if (path === "/" || path === "/index.html") return send(res, 200, "text/html; charset=utf-8", PAGE);
+    if (Object.hasOwn(assets, path)) {
+      const [type, body] = assets[path as keyof typeof assets];
+      return send(res, 200, type, body);
+    }
+    if (path === "/api/session") {
+      const t = load();
+      const entries = t.entries.map((e, i) => ({ i, ...e })).filter((e) => e.type !== "message");
+      // The rebuilt history of a summary is in /api/entries; here each boundary is its record.
+      const slim = entries.map((e) => (e.type === "boundary" ? { ...e, history: undefined } : e));
+      return json(res, { id: session.id, header: t.header, entries: slim, warnings: t.warnings, errors: t.errors });
+    }
+    if (path === "/api/entries") return json(res, load().entries);
+    if (path === "/api/search") {
+      const query = params.get("q") ?? "";
+      if (query.trim() === "") return json(res, { hits: [] });
+      const r = recall(session.dir, { query, maxHits: SEARCH_HITS, maxChars: 100_000 });
+      return json(res, r.kind === "search" ? { hits: r.hits } : { hits: [], error: r.kind === "error" ? r.text : undefined });
+    }
+    if (path === "/api/item") {
+      const id = params.get("id") ?? "";
+      const offset = Number(params.get("offset") ?? "0");
+      const r = recall(session.dir, { id, offset: Number.isInteger(offset) && offset >= 0 ? offset : 0, maxChars: ITEM_CHARS });
+      return r.kind === "slice" ? json(res, { id: r.id, source: r.source, content: r.content, total: r.total, next: r.next }) : notFound(res);
+    }
+    return notFound(res);
+  };
+
+  const server = createServer((req, res) => {
+    try {
+      handle(req, res);
+    } catch (e) {
+      send(res, 500, "text/plain; charset=utf-8", `${(e as Error).message.split("\n")[0]}\n`);
+    }
+  });
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    // Loopback only: the transcript is the user's whole session.
+    server.listen(opts.port ?? 0, "127.0.0.1", () => {
+      const { port } = server.address() as AddressInfo;
+      resolve({
+        url: `http://127.0.0.1:${port}/`,
+        server,
+        close: () => new Promise<void>((done) => server.close(() => done())),
+      });
+    });
+  });
+}

@@ -1,0 +1,128 @@
+// Issue 12 (2): `lethe view` serves one session, read-only, on the loopback address only; no
+// request path reaches a file; a missing session is a one-line error.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { request } from "node:http";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { startViewer } from "../../src/cli/view/server.ts";
+import { sessionPaths } from "../../src/session/paths.ts";
+import { builtBin, cliEnv, makeWorkspace, runCli } from "./support.ts";
+
+const ID = "20260101-000000-view01";
+const SECRET_IN_ARCHIVE = "needle-only-in-the-archived-result-7f3a";
+
+function writeSession(dir: string) {
+  const s = join(dir, ".lethe", "sessions", ID);
+  mkdirSync(join(s, "tool-results"), { recursive: true });
+  writeFileSync(join(s, "tool-results", "toolu_big.txt"), `line\n`.repeat(5_000) + SECRET_IN_ARCHIVE + "\n");
+  const lines: unknown[] = [
+    { type: "session", id: ID, cwd: dir, created: "2026-01-01T00:00:00.000Z", version: 1 },
+    { type: "message", uuid: "u1", ts: "2026-01-01T00:00:01.000Z", message: { role: "user", content: "Look at the logs." } },
+    { type: "message", uuid: "u2", ts: "2026-01-01T00:00:02.000Z", message: { role: "assistant", content: [{ type: "tool_use", id: "toolu_big", name: "bash", input: { command: "cat log" } }] } },
+    { type: "event", ts: "2026-01-01T00:00:02.500Z", name: "request", model: "m", input_tokens: 900, input_tokens_estimated: 880, cache_read_tokens: 0, cache_write_tokens: 900, output_tokens: 20, cost_usd: 0.01, latency_ms: 300, stop_reason: "tool_use", threshold: 5_000, context_window: 8_000 },
+    { type: "message", uuid: "u3", ts: "2026-01-01T00:00:03.000Z", message: { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_big", content: "<persisted-output>\nsaved at x; …\n</persisted-output>" }] } },
+    { type: "boundary", ts: "2026-01-01T00:00:03.100Z", kind: "budget", tokens_before: 7_000, tokens_after: 1_200, details: { kind: "budget", persisted: [{ toolUseId: "toolu_big", toolName: "bash", path: join(s, "tool-results", "toolu_big.txt"), chars: 30_000, tokensBefore: 7_000, tokensAfter: 200 }] } },
+    { type: "event", ts: "2026-01-01T00:00:04.000Z", name: "request", model: "m", input_tokens: 1_300, input_tokens_estimated: 1_250, cache_read_tokens: 900, cache_write_tokens: 400, output_tokens: 30, cost_usd: 0.01, latency_ms: 250, stop_reason: "end_turn", threshold: 5_000, context_window: 8_000 },
+    { type: "message", uuid: "u4", ts: "2026-01-01T00:00:05.000Z", message: { role: "assistant", content: [{ type: "text", text: "The log is long; it is saved." }] } },
+  ];
+  writeFileSync(join(s, "transcript.jsonl"), `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`);
+}
+
+/** A GET with the path exactly as given (fetch would normalise it). */
+function rawGet(url: string, path: string, method = "GET"): Promise<{ status: number; body: string }> {
+  const u = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: u.hostname, port: u.port, path, method }, (res) => {
+      let body = "";
+      res.on("data", (d) => (body += d));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+test("the viewer: the page, its assets and the API; search reaches archived tool results; every other path is 404; loopback only", async () => {
+  const ws = makeWorkspace();
+  try {
+    writeSession(ws.dir);
+    const v = await startViewer(sessionPaths(ws.dir, ID));
+    try {
+      assert.equal((v.server.address() as { address: string }).address, "127.0.0.1");
+      const page = await rawGet(v.url, "/");
+      assert.equal(page.status, 200);
+      assert.doesNotMatch(page.body, /https?:\/\/(?!127\.0\.0\.1)/, "no external fonts, scripts or styles");
+      for (const a of ["/assets/uplot.js", "/assets/uplot.css", "/assets/view.js"]) assert.equal((await rawGet(v.url, a)).status, 200, a);
+      const session = JSON.parse((await rawGet(v.url, "/api/session")).body);
+      assert.equal(session.entries.filter((e: any) => e.name === "request").length, 2);
+      assert.equal(session.entries.filter((e: any) => e.type === "boundary").length, 1);
+      const hits = JSON.parse((await rawGet(v.url, `/api/search?q=${SECRET_IN_ARCHIVE}`)).body).hits;
+      assert.ok(hits.some((h: any) => h.source === "tool-result-file" && h.id === "toolu_big"), JSON.stringify(hits));
+      const item = JSON.parse((await rawGet(v.url, "/api/item?id=toolu_big")).body);
+      assert.ok(item.content.includes(SECRET_IN_ARCHIVE));
+
+      const attacks = [
+        "/../../../../etc/passwd",
+        "/%2e%2e/%2e%2e/%2e%2e/etc/passwd",
+        "/assets/..%2f..%2f..%2fpackage.json",
+        "/assets%2fuplot.js",
+        "/assets/%2e%2e/%2e%2e/transcript.jsonl",
+        "//etc/passwd",
+        "/etc/passwd",
+        `/${ID}/transcript.jsonl`,
+        "/.lethe/sessions/",
+        "/api/item/../../../etc/passwd",
+        "/__proto__",
+        "/constructor",
+        "/assets/__proto__",
+        "/C:%5cWindows%5cwin.ini",
+        "/api/session/..",
+      ];
+      for (const p of attacks) {
+        const r = await rawGet(v.url, p);
+        assert.equal(r.status, 404, `${p}: ${r.status}`);
+        assert.doesNotMatch(r.body, /root:|"version"|transcript/);
+      }
+      // An id that names a file outside the session is simply not an item.
+      assert.equal((await rawGet(v.url, "/api/item?id=../../../../etc/passwd")).status, 404);
+      assert.equal((await rawGet(v.url, "/api/session", "POST")).status, 405, "read-only");
+    } finally {
+      await v.close();
+    }
+  } finally {
+    ws.cleanup();
+  }
+});
+
+test("lethe view: prints its address, serves until Ctrl-C and exits 0; an unknown session is a one-line error", async () => {
+  const ws = makeWorkspace();
+  try {
+    writeSession(ws.dir);
+    const missing = await runCli(["view", "no-such-session", "--cwd", ws.dir], { env: cliEnv(ws) });
+    assert.equal(missing.code, 1);
+    assert.equal(missing.stderr.trim().split("\n").length, 1, missing.stderr);
+    assert.match(missing.stderr, /no-such-session/);
+
+    const child = spawn(process.execPath, [builtBin(), "view", "--cwd", ws.dir], { env: cliEnv(ws) });
+    const url = await new Promise<string>((resolve, reject) => {
+      let out = "";
+      child.stdout.on("data", (d) => {
+        out += d;
+        const m = /http:\/\/127\.0\.0\.1:\d+\//.exec(out);
+        if (m) resolve(m[0]);
+      });
+      child.on("exit", (code) => reject(new Error(`exited ${code}: ${out}`)));
+    });
+    assert.equal((await rawGet(url, "/")).status, 200);
+    const code = await new Promise<number | null>((resolve) => {
+      child.removeAllListeners("exit");
+      child.on("exit", (c) => resolve(c));
+      child.kill("SIGINT");
+    });
+    assert.equal(code, 0);
+  } finally {
+    ws.cleanup();
+  }
+});
