@@ -11,6 +11,8 @@ export interface RemovedToolResult {
   name?: string;
   /** Where the full output is now: "transcript" (the session transcript), or the saved file's path. */
   full_text: string;
+  /** The transcript line (message uuid) that holds the result, when known. */
+  message_uuid?: string;
 }
 
 export interface BoundaryDetails {
@@ -27,15 +29,21 @@ export function boundaryDetails(before: readonly Message[], after: readonly Mess
   const keptIds = new Set<string>();
   for (const m of after) for (const b of blocks(m)) if (b.type === "tool_use") keptIds.add(b.id);
   const names = new Map<string, string>();
-  const results = new Map<string, string>();
+  const results = new Map<string, { where: string; uuid?: string }>();
   for (const m of before) {
     for (const b of blocks(m)) {
       if (b.type === "tool_use") names.set(b.id, b.name);
-      else if (b.type === "tool_result") results.set(b.tool_use_id, typeof b.content === "string" && persisted.is(b.content) ? (persisted.path(b.content) ?? "transcript") : "transcript");
+      else if (b.type === "tool_result") {
+        const where = typeof b.content === "string" && persisted.is(b.content) ? (persisted.path(b.content) ?? "transcript") : "transcript";
+        const uuid = uuidOf?.(m);
+        results.set(b.tool_use_id, uuid ? { where, uuid } : { where });
+      }
     }
   }
   const tool_results: RemovedToolResult[] = [];
-  for (const [id, where] of results) if (!keptIds.has(id)) tool_results.push({ tool_use_id: id, ...(names.has(id) ? { name: names.get(id)! } : {}), full_text: where });
+  for (const [id, r] of results) {
+    if (!keptIds.has(id)) tool_results.push({ tool_use_id: id, ...(names.has(id) ? { name: names.get(id)! } : {}), full_text: r.where, ...(r.uuid ? { message_uuid: r.uuid } : {}) });
+  }
 
   const carried: BoundaryDetails["carried"] = { user_messages: 0, latest_request: false, ledger: { read: 0, modified: 0 }, restored_files: [], todos: false, attachments: 0 };
   const was = new Set<Message>(before);
