@@ -34,24 +34,65 @@ function words(segment: string): string[] {
 const READ_CMDS = new Set(["cat", "head", "tail", "less", "more", "nl", "sed", "awk", "grep", "wc", "diff", "bat", "view", "open"]);
 
 /** Files a shell command reads and writes, from the usual idioms (a best effort, never a guess at content). */
-export function shellFiles(command: string): { read: string[]; modified: string[] } {
+/** What a shell command does to files. */
+export interface ShellFiles {
+  read: string[];
+  modified: string[];
+  /** Patch files this command writes (a heredoc of a unified diff), with the files each touches. */
+  patches?: Record<string, string[]>;
+  /** Patch files this command applies (`patch -p1 < fix.patch`, `git apply fix.patch`). */
+  applies?: string[];
+  /** SWE-agent's `open <path>`: the file later `edit` commands act on. */
+  opened?: string;
+  /** SWE-agent's `edit N:M` (no path): edits the file opened last. */
+  editsOpened?: boolean;
+}
+
+/** The file a unified diff's `+++ b/path` (or `--- a/path` for a deletion) line names. */
+function diffTarget(line: string): string | undefined {
+  const m = /^(?:\+\+\+|---) (?:[ab]\/)?([^\t\n]+?)(?:\t.*)?$/.exec(line);
+  return m && m[1] !== "/dev/null" ? m[1]!.trim() : undefined;
+}
+
+export function shellFiles(command: string): ShellFiles {
   const read: string[] = [];
   const modified: string[] = [];
+  const patches: Record<string, string[]> = {};
+  const applies: string[] = [];
+  let opened: string | undefined;
+  let editsOpened = false;
   // Heredoc bodies are content, not commands: look only at their first line.
   const lines = command.split("\n");
   const body: string[] = [];
   let inHeredoc: string | null = null;
+  // The heredoc being read: where it goes (a file, or a command's stdin) and the files its diff names.
+  let heredoc: { target?: string; toPatch: boolean; files: string[] } | undefined;
   for (const line of lines) {
     if (inHeredoc !== null) {
-      if (line.trim() === inHeredoc) inHeredoc = null;
-      else {
+      if (line.trim() === inHeredoc) {
+        inHeredoc = null;
+        if (heredoc && heredoc.files.length > 0) {
+          // A diff fed straight to patch / git apply is applied now; one written to a file, later.
+          if (heredoc.toPatch) modified.push(...heredoc.files);
+          else if (heredoc.target) patches[heredoc.target] = [...new Set(heredoc.files)];
+        }
+        heredoc = undefined;
+      } else {
         // Python scripts in heredocs write files with open(path, "w").
         for (const m of line.matchAll(/open\(\s*['"]([^'"]+)['"]\s*,\s*['"][wax]/g)) modified.push(m[1]!);
+        if (heredoc && /^(?:\+\+\+|---) /.test(line)) {
+          const f = diffTarget(line);
+          if (f && !heredoc.files.includes(f)) heredoc.files.push(f);
+        }
         continue;
       }
     }
     const h = /<<-?\s*['"]?(\w+)['"]?/.exec(line);
-    if (h) inHeredoc = h[1]!;
+    if (h) {
+      inHeredoc = h[1]!;
+      const target = /(?:^|\s)>\s*(\S+)/.exec(line.replace(/<<-?\s*['"]?\w+['"]?/, ""))?.[1];
+      heredoc = { ...(target ? { target } : {}), toPatch: /(?:^|[\s;&|(])(?:patch\b|git\s+apply\b)/.test(line), files: [] };
+    }
     body.push(line);
   }
   for (const m of body.join("\n").matchAll(/open\(\s*['"]([^'"]+)['"]\s*,\s*['"][wax]/g)) modified.push(m[1]!);
@@ -75,8 +116,20 @@ export function shellFiles(command: string): { read: string[]; modified: string[
     if ((cmd === "sed" || cmd === "awk" || cmd === "grep") && !w.includes("-e")) args = args.slice(1);
     if (cmd === "sed" && w.some((a) => a === "-i" || a.startsWith("-i"))) {
       for (const a of args) if (isPath(a)) modified.push(a);
-    } else if (cmd === "touch" || cmd === "rm" || cmd === "mkdir" || cmd === "patch") {
+    } else if (cmd === "patch" || (cmd === "git" && w[1] === "apply")) {
+      // The patch file is read from `< file`, `-i file` or (git apply) an argument.
+      const input = w.findIndex((x) => x === "<" || x === "-i" || x === "--input");
+      const file = input >= 0 ? w[input + 1] : w.find((x) => x.startsWith("<") && x.length > 1)?.slice(1) ?? (cmd === "git" ? w.slice(2).find((x) => !x.startsWith("-")) : undefined);
+      if (file) applies.push(file);
+      else if (cmd === "patch") for (const a of args) if (isPath(a)) modified.push(a);
+    } else if (cmd === "touch" || cmd === "rm" || cmd === "mkdir" || cmd === "create") {
       for (const a of args) if (isPath(a)) modified.push(a);
+    } else if (cmd === "open" && args[0] && isPath(args[0])) {
+      // SWE-agent's file viewer: `open path [line]`.
+      read.push(args[0]);
+      opened = args[0];
+    } else if (cmd === "edit" && (args.length === 0 || /^\d+:\d+$/.test(args[0]!))) {
+      editsOpened = true;
     } else if (cmd === "cp" || cmd === "mv") {
       const paths = args.filter(isPath);
       if (paths.length >= 2) {
@@ -92,14 +145,19 @@ export function shellFiles(command: string): { read: string[]; modified: string[
       if (script && script.endsWith(".py")) read.push(script);
     }
   }
-  return { read, modified };
+  const out: ShellFiles = { read, modified };
+  if (Object.keys(patches).length > 0) out.patches = patches;
+  if (applies.length > 0) out.applies = applies;
+  if (opened) out.opened = opened;
+  if (editsOpened) out.editsOpened = true;
+  return out;
 }
 
 // Blocks are never mutated, and every compaction walks the same calls again: parse each once.
-const filesByCall = new WeakMap<ToolUseBlock, { read: string[]; modified: string[] }>();
+const filesByCall = new WeakMap<ToolUseBlock, ShellFiles>();
 
 /** What one tool call read and modified. */
-export function callFiles(use: ToolUseBlock): { read: string[]; modified: string[] } {
+export function callFiles(use: ToolUseBlock): ShellFiles {
   let f = filesByCall.get(use);
   if (!f) {
     f = parseCallFiles(use);
@@ -108,7 +166,7 @@ export function callFiles(use: ToolUseBlock): { read: string[]; modified: string
   return f;
 }
 
-function parseCallFiles(use: ToolUseBlock): { read: string[]; modified: string[] } {
+function parseCallFiles(use: ToolUseBlock): ShellFiles {
   const input = (use.input ?? {}) as Record<string, unknown>;
   const name = use.name.toLowerCase();
   const path = inputPath(input);
@@ -149,6 +207,8 @@ export function parseLedger(text: string, into: FileLedger = emptyLedger()): Fil
 /** The ledger of a history: the one carried by an earlier rebuild, plus every call since. */
 export function ledgerOf(history: readonly Message[], base: FileLedger = emptyLedger()): FileLedger {
   const l: FileLedger = { read: new Set(base.read), modified: new Set(base.modified) };
+  const patches = new Map<string, string[]>();
+  let opened: string | undefined;
   for (const m of history) {
     if (m.role === "user") {
       for (const b of blocksOf(m)) if (b.type === "text" && b.text.includes(LEDGER_OPEN)) parseLedger(b.text, l);
@@ -158,6 +218,11 @@ export function ledgerOf(history: readonly Message[], base: FileLedger = emptyLe
       const f = callFiles(use);
       for (const p of f.read) l.read.add(p);
       for (const p of f.modified) l.modified.add(p);
+      // Patches written now and applied later; SWE-agent's edits of the file opened last.
+      if (f.patches) for (const [file, touched] of Object.entries(f.patches)) patches.set(file, touched);
+      for (const file of f.applies ?? []) for (const p of patches.get(file) ?? patches.get(file.replace(/^\.\//, "")) ?? []) l.modified.add(p);
+      if (f.opened) opened = f.opened;
+      if (f.editsOpened && opened) l.modified.add(opened);
     }
   }
   return l;

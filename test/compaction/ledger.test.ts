@@ -46,3 +46,42 @@ test("a carried ledger block is folded in, and the same block parsed twice gives
   a.read.clear();
   assert.deepEqual([...ledgerOf(h).read], ["old/r.ts", "src/a.ts", "README.md"]);
 });
+
+test("issue 13: a patch written to a file and applied later (same call or a later one) modifies the files its diff names", () => {
+  const diff = ["--- a/src/app.py", "+++ b/src/app.py", "@@ -1 +1 @@", "-x = 1", "+x = 2", "--- a/tests/test_app.py", "+++ b/tests/test_app.py", "@@ -1 +1 @@", "-y", "+z"].join("\n");
+  // Written in one call, applied in the next.
+  const two = [
+    user("fix it"),
+    calls(["bash", { command: `cat > fix.patch <<'EOF'\n${diff}\nEOF` }, "t1"]),
+    results(["t1", ""]),
+    calls(["bash", { command: "patch -p1 < fix.patch" }, "t2"]),
+    results(["t2", "patching file src/app.py"]),
+  ];
+  assert.deepEqual([...ledgerOf(two).modified].sort(), ["fix.patch", "src/app.py", "tests/test_app.py"]);
+  // git apply, in the same call.
+  const one = shellFiles(`cat <<EOF > /tmp/p.diff\n${diff}\nEOF\ngit apply /tmp/p.diff`);
+  assert.deepEqual(one.patches, { "/tmp/p.diff": ["src/app.py", "tests/test_app.py"] });
+  assert.deepEqual(one.applies, ["/tmp/p.diff"]);
+  const same = [user("go"), calls(["bash", { command: `cat <<EOF > /tmp/p.diff\n${diff}\nEOF\ngit apply /tmp/p.diff` }, "t1"]), results(["t1", ""])];
+  assert.ok(ledgerOf(same).modified.has("src/app.py"));
+  // A diff fed straight to patch on stdin.
+  assert.deepEqual(shellFiles(`patch -p1 <<'EOF'\n${diff}\nEOF`).modified.sort(), ["src/app.py", "tests/test_app.py"]);
+  // A patch that is written but never applied changes nothing (yet).
+  const unapplied = [user("go"), calls(["bash", { command: `cat > fix.patch <<'EOF'\n${diff}\nEOF` }, "t1"]), results(["t1", ""])];
+  assert.ok(!ledgerOf(unapplied).modified.has("src/app.py"));
+});
+
+test("issue 13: SWE-agent's edit acts on the file opened last", () => {
+  const h = [
+    user("fix it"),
+    calls(["bash", { command: "open src/models.py 120" }, "t1"]),
+    results(["t1", "[File: src/models.py]"]),
+    calls(["bash", { command: "edit 130:132\n        return self.value\nend_of_edit" }, "t2"]),
+    results(["t2", "File updated."]),
+    calls(["bash", { command: "create reproduce.py" }, "t3"]),
+    results(["t3", ""]),
+  ];
+  const l = ledgerOf(h);
+  assert.ok(l.read.has("src/models.py"));
+  assert.deepEqual([...l.modified].sort(), ["reproduce.py", "src/models.py"]);
+});
