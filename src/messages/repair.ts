@@ -180,16 +180,18 @@ export function repair(history: readonly Message[], opts: RepairOptions = {}): R
   }
 
   // Pairing: every tool_use answered exactly once, right after; results first; unique ids.
-  const allIds = new Set<string>();
-  for (const e of out) if (e.role === "assistant") for (const id of e.useIds) allIds.add(id);
+  // A new name `<id>_dup<n>` can only collide with an id of the input: two (id, n) pairs never
+  // spell the same name (the digits after the last "_dup" give n, the rest the id). So only input
+  // ids that already look like one need checking, and names made here need no set of their own.
+  const dupLike = new Set<string>();
+  for (const e of out) if (e.role === "assistant") for (const id of e.useIds) if (DUP_NAME.test(id)) dupLike.add(id);
   const seen = new Set<string>();
   // Per id, the next suffix to try: k duplicates of one id cost O(k), not O(k²).
   const nextDup = new Map<string, number>();
   const freshId = (id: string): string => {
     for (let n = nextDup.get(id) ?? 1; ; n++) {
       const candidate = `${id}_dup${n}`;
-      if (!allIds.has(candidate)) {
-        allIds.add(candidate);
+      if (dupLike.size === 0 || !dupLike.has(candidate)) {
         nextDup.set(id, n + 1);
         return candidate;
       }
@@ -229,7 +231,8 @@ export function repair(history: readonly Message[], opts: RepairOptions = {}): R
           renames.set(b.id, { fix, count: 1, first: id, last: id });
         }
       }
-      seen.add(id);
+      // A name made here cannot be any later id (see freshId): only ids as given need remembering.
+      if (id === b.id) seen.add(id);
       const w = { id, name: b.name, claimed: false };
       order.push(w);
       const list = waiting.get(b.id);
@@ -363,6 +366,9 @@ function claimResult(st: PairState, b: ToolResultBlock, moved: boolean): void {
 function entry(role: Role, blocks: ContentBlock[], orig: Message | null, base: Message | null, src: number): Entry {
   return { role, blocks, orig, base, src, misplaced: NONE, useIds: role === "assistant" ? [] : NO_IDS, useSet: null, owned: false };
 }
+
+/** A name repair might have made (`<id>_dup<n>`). */
+const DUP_NAME = /_dup\d+$/;
 
 /** Shared empties: user entries never hold tool_use ids, and most entries no misplaced results. */
 const NONE: ToolResultBlock[] = [];
