@@ -168,3 +168,27 @@ test("bad input through the adapter: an unknown message role, a part without a t
   });
   assert.deepEqual(JSON.parse(JSON.stringify(r.messages)), [{ role: "user", content: [{ type: "text", text: "hi" }, { type: "text", text: "go on" }] }]);
 });
+
+test("ai@6 streamText: the same hooks (prepareStep, onStepFinish) compact a streamed multi-step run", async () => {
+  const fake = await startFakeOpenAI({ script: script("lookup"), contextWindow: WINDOW });
+  try {
+    const events: CompactionEvent[] = [];
+    const engine = createEngine({ contextWindow: WINDOW, maxOutputTokens: 2_000, summarizer: { client: createOpenAIClient({ baseURL: fake.url, apiKey: "k" }), model: "gpt-4o" }, onEvent: (e) => events.push(e) });
+    const lethe = createAISDKAdapter({ engine, fixedTokens: 300 });
+    const provider = compat6({ name: "fake", baseURL: fake.url, apiKey: "k", includeUsage: true });
+    const r = ai6.streamText({
+      model: provider.chatModel("gpt-4o"),
+      prompt: "Read every data file.",
+      tools: { lookup: ai6.tool({ description: "Look a file up.", inputSchema: z.object({ command: z.string() }), execute: async ({ command }) => bigOutput(command, 700) }) },
+      stopWhen: ai6.stepCountIs(STEPS + 5),
+      prepareStep: lethe.prepareStep as never,
+      onStepFinish: lethe.onStepFinish as never,
+    });
+    assert.equal(await r.text, `done after ${STEPS} steps`);
+    assert.ok(events.filter((e) => e.kind === "summarize").length >= 2);
+    assert.equal(fake.served!.length, fake.requests.length, "no request was refused");
+    assert.ok(fake.requests.every((b) => openaiInputTokens(b) <= WINDOW));
+  } finally {
+    await fake.close();
+  }
+});
