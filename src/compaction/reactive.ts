@@ -5,7 +5,7 @@
 import type { Message, ToolResultBlock, ToolResultContentBlock } from "../messages/types.ts";
 import { describeMedia } from "../tokens/media.ts";
 import { budget } from "./budget.ts";
-import type { BudgetEvent, LayerContext, LayerResult } from "./types.ts";
+import type { BudgetEvent, LayerContext, LayerResult, SummarizeEvent } from "./types.ts";
 
 /** How many of the newest messages count as fresh. */
 const FRESH_MESSAGES = 4;
@@ -95,4 +95,27 @@ export function shrinkBytes(history: readonly Message[], targetBytes: number): B
     removed.push(line);
   }
   return { history: out, bytesBefore, bytesAfter: bytes, removed };
+}
+
+/** The byte target after a 413: 85% of a limit the server stated, else half of what was sent. */
+export function byteTarget(history: readonly Message[], limitBytes?: number): number {
+  return limitBytes ? limitBytes * 0.85 : Buffer.byteLength(JSON.stringify(history)) / 2;
+}
+
+/** The event of a reactive recovery that shrinking alone made fit (no summary). */
+export function shrinkOnlyEvent(a: { tokensBefore: number; tokensAfter: number; messagesBefore: number; messagesAfter: number; bytes?: ByteShrink }): SummarizeEvent {
+  return {
+    kind: "reactive",
+    summarizer: "none",
+    presummary: false,
+    tokensBefore: a.tokensBefore,
+    tokensAfter: a.tokensAfter,
+    messagesBefore: a.messagesBefore,
+    messagesAfter: a.messagesAfter,
+    freedTokens: Math.max(0, a.tokensBefore - a.tokensAfter),
+    restoredFiles: [],
+    userMessagesKept: 0,
+    droppedForOverflow: 0,
+    ...(a.bytes ? { bytesBefore: a.bytes.bytesBefore, bytesAfter: a.bytes.bytesAfter, attachmentsRemoved: a.bytes.removed.length } : {}),
+  };
 }

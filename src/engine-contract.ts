@@ -1,0 +1,131 @@
+// The engine's contract: what createEngine takes (and how it is checked at the door), what its
+// methods return, and the errors it throws. The behaviour is in engine.ts.
+import { LetheError } from "./errors.ts";
+import type { Message } from "./messages/types.ts";
+import { LetheInputError } from "./messages/input.ts";
+import type { Fix, Violation } from "./messages/invariants.ts";
+import type { CompactionConfig, DeepPartial } from "./compaction/config.ts";
+import type { PrepareResult } from "./compaction/pipeline.ts";
+import type { CompactionEvent, ModelWindow, SummaryKind, ToolResultStore } from "./compaction/types.ts";
+import type { CompactHooks, Compactor, RequestShape, Summarizer } from "./compaction/compactor.ts";
+import type { ModelError } from "./model/types.ts";
+import type { TranscriptWriter } from "./session/transcript.ts";
+import type { TokenCounter } from "./tokens/count.ts";
+import type { ContextMeter, Usage } from "./tokens/meter.ts";
+import type { MediaFormula } from "./tokens/media.ts";
+
+/** Options of createEngine: the window, where results and the transcript go, the summarizer, the configuration. */
+export interface EngineOptions extends ModelWindow {
+  /** Session folder: huge tool results go to <sessionDir>/tool-results/. Without it they stay in memory. */
+  sessionDir?: string;
+  /** A store of your own (overrides sessionDir). */
+  store?: ToolResultStore;
+  config?: DeepPartial<CompactionConfig>;
+  model?: string;
+  /**
+   * Whose image and PDF token formulas to estimate with: the provider the requests go to.
+   * Default: "openai" for gpt-* / o-series model names, else "anthropic".
+   */
+  media?: MediaFormula;
+  /** The model that writes summaries. Without it, summaries are digests (no model call). */
+  summarizer?: Summarizer;
+  /** "digest" never calls a model for summaries. */
+  summarizerMode?: "model" | "digest";
+  hooks?: CompactHooks;
+  /** Compactions are recorded here (boundary lines; a summary's rebuilt history, for resume). */
+  transcript?: TranscriptWriter;
+  /**
+   * The host appends every message to the transcript before sending it (runAgent does), so
+   * results micro clears are already on disk there and are not written again.
+   */
+  transcriptHoldsHistory?: boolean;
+  /** Where relative file paths are resolved when restoring recently read files. */
+  workspace?: string;
+  /** Reads a file for restoring after a summary; defaults to the disk under `workspace`. */
+  readFile?: (path: string) => string | undefined;
+  /** Clock (ms); injectable for tests. */
+  now?: () => number;
+  /** Called with every event as it happens (the CLI renders them; the engine never prints). */
+  onEvent?: (event: CompactionEvent) => void;
+}
+
+export interface PrepareCall extends RequestShape {
+  /** Tokens of the system prompt and tool definitions sent with every request. */
+  fixedTokens?: number;
+}
+
+/** The result of engine.prepare: the cheap layers' result, measured, with repair's fixes. */
+export interface EnginePrepareResult extends PrepareResult {
+  /** Anchored measure of the prepared request (reported usage + estimate of what is new). */
+  measuredTokens: number;
+  /** What repair changed in the incoming history before the layers ran. */
+  fixes: Fix[];
+}
+
+export interface RequestReady {
+  /** The history to send. */
+  history: Message[];
+  events: CompactionEvent[];
+  tokens: number;
+  threshold: number;
+}
+
+/** Thrown when a prepared history still breaks an invariant (a bug, never sent). */
+export class InvariantError extends LetheError {
+  constructor(readonly violations: Violation[]) {
+    super("invariant", `lethe: prepared history breaks ${violations.length} invariant(s); first: message ${violations[0]?.index}: ${violations[0]?.message}`);
+  }
+}
+
+/** Thrown instead of sending a request the engine already knows is over the window. */
+export class OverWindowError extends LetheError {
+  /** `compacted`: a summary ran and the request is still too long; otherwise nothing was compacted (auto-compact off, or ask and the answer was no). */
+  constructor(readonly tokens: number, readonly limit: number, readonly compacted = true) {
+    const n = (x: number) => x.toLocaleString("en-US");
+    super(
+      "over_window",
+      compacted
+        ? `lethe: the request is still ${n(tokens)} tokens after compaction, over the ${n(limit)} the window allows; not sending it`
+        : `lethe: the context is ${n(tokens)} tokens, over the ${n(limit)} the window allows, and was not compacted (auto-compact is not on); not sending it — /compact makes room`,
+    );
+  }
+}
+
+/** One conversation's compaction engine: call beforeRequest before each model request, observe after it, recover on a context-length error. */
+export interface Engine {
+  readonly config: CompactionConfig;
+  /** The auto-compact threshold (lowers when the engine learns a smaller window). */
+  readonly threshold: number;
+  /** The window the engine works to: the configured one, or a smaller one the server revealed. */
+  readonly contextWindow: number;
+  readonly counter: TokenCounter;
+  readonly meter: ContextMeter;
+  readonly compactor: Compactor;
+  /** The cheap layers only (synchronous): repair, budget, snip, micro, measure. */
+  prepare(history: readonly Message[], call?: PrepareCall): EnginePrepareResult;
+  /** Everything before a request: the cheap layers, then a summary when over the threshold. */
+  beforeRequest(history: readonly Message[], call?: PrepareCall): Promise<RequestReady>;
+  /** Manual compaction (/compact [focus], the compact tool), or a subagent's. */
+  compact(history: readonly Message[], call?: PrepareCall & { focus?: string; kind?: Exclude<SummaryKind, "reactive"> }): Promise<RequestReady>;
+  /** The provider refused the prompt as too long: shrink harder; the caller retries once. */
+  recover(history: readonly Message[], error: ModelError, call?: PrepareCall): Promise<RequestReady>;
+  /** Report the provider's usage for the request just sent and the reply received. */
+  observe(sent: readonly Message[], reply: Message, usage: Usage, call?: PrepareCall): void;
+  /**
+   * The full text a layer moved out of the context for this tool_use id, when the store can read
+   * it back (without a sessionDir results are kept in memory: a host's own recall tool reads them here).
+   */
+  readStored(toolUseId: string): string | undefined;
+}
+
+/** Bad options are a one-line error at the door, never a NaN threshold or a layer that loops. */
+export function checkOptions(opts: EngineOptions): void {
+  if (opts === null || typeof opts !== "object") throw new LetheInputError("createEngine", `needs an options object ({ contextWindow, maxOutputTokens, … }), got ${opts === null ? "null" : typeof opts}`);
+  const { contextWindow: w, maxOutputTokens: out } = opts;
+  if (typeof w !== "number" || !Number.isSafeInteger(w) || w <= 0) throw new LetheInputError("createEngine", "", `lethe: contextWindow must be a positive whole number of tokens, got ${w === undefined ? "nothing" : JSON.stringify(w)}`);
+  if (typeof out !== "number" || !Number.isSafeInteger(out) || out < 0) throw new LetheInputError("createEngine", "", `lethe: maxOutputTokens must be a whole number of tokens ≥ 0, got ${out === undefined ? "nothing" : JSON.stringify(out)}`);
+  if (out >= w) throw new LetheInputError("createEngine", "", `lethe: maxOutputTokens (${out}) must be below contextWindow (${w})`);
+  if (opts.config !== undefined && (opts.config === null || typeof opts.config !== "object" || Array.isArray(opts.config))) throw new LetheInputError("createEngine", "", "lethe: config must be an object of compaction settings");
+  const th = opts.config?.threshold?.tokens;
+  if (typeof th === "number" && th >= w) throw new LetheInputError("createEngine", "", `lethe config: threshold.tokens (${th}) must be below contextWindow (${w})`);
+}
