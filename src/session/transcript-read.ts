@@ -1,0 +1,182 @@
+// Reading a transcript back: parse (never throws; a torn last line is a warning, a damaged line
+// in the middle an error naming its number), load, and the context a resume starts from.
+import { readFileSync } from "node:fs";
+import type { Message } from "../messages/types.ts";
+import { type BoundaryEntry, type LoadedTranscript, type MessageEntry, RETRACTED_EVENT, type SessionHeader, TORN_TAIL_EVENT, TRANSCRIPT_VERSION, type TranscriptEntry } from "./transcript-format.ts";
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function isMessage(v: unknown): v is Message {
+  return (
+    isObject(v) &&
+    (v.role === "user" || v.role === "assistant") &&
+    (typeof v.content === "string" || Array.isArray(v.content))
+  );
+}
+
+/** Removes non-object content blocks from an entry's message(s), in place; returns how many. */
+function dropBadBlocks(entry: Record<string, unknown>): number {
+  let n = 0;
+  const fix = (m: Message) => {
+    if (!Array.isArray(m.content)) return;
+    const kept = (m.content as unknown[]).filter((b) => isObject(b) && typeof (b as { type?: unknown }).type === "string");
+    n += m.content.length - kept.length;
+    if (kept.length !== m.content.length) (m as { content: unknown }).content = kept;
+  };
+  if (isMessage(entry.message)) fix(entry.message);
+  if (Array.isArray(entry.history)) for (const m of entry.history) if (isMessage(m)) fix(m);
+  return n;
+}
+
+/** Why a parsed line is not a usable entry, or null when it is. */
+function shapeProblem(v: Record<string, unknown>): string | null {
+  switch (v.type) {
+    case "session":
+      return typeof v.id === "string" ? null : "session header without an id";
+    case "message":
+      if (typeof v.uuid !== "string") return "message without a uuid";
+      return isMessage(v.message) ? null : "message entry without a valid message";
+    case "boundary":
+      if (typeof v.kind !== "string") return "boundary without a kind";
+      if (v.history !== undefined && !(Array.isArray(v.history) && v.history.every(isMessage))) {
+        return "boundary whose history is not a list of messages";
+      }
+      return null;
+    default:
+      return null;
+  }
+}
+
+function preview(line: string): string {
+  const s = line.length > 60 ? `${line.slice(0, 60)}…` : line;
+  return JSON.stringify(s);
+}
+
+/** Parses transcript text (the whole file). Never throws. */
+export function parseTranscript(text: string, source = "transcript"): LoadedTranscript {
+  const out: LoadedTranscript = { header: null, entries: [], warnings: [], errors: [] };
+  const lines = text.split("\n");
+  // The text after the last newline is "" for a well-terminated file, else an unterminated tail.
+  if (lines[lines.length - 1] === "") lines.pop();
+  let pendingBad: { lineNo: number; line: string } | null = null;
+  const flushBad = (asTorn: boolean) => {
+    if (!pendingBad) return;
+    const { lineNo, line } = pendingBad;
+    if (asTorn) {
+      out.warnings.push(`${source}:${lineNo}: skipped a torn line left by a crash (${line.length} chars, never acknowledged)`);
+    } else {
+      out.errors.push(`${source}:${lineNo}: unparseable line skipped: ${preview(line)}`);
+    }
+    pendingBad = null;
+  };
+
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] as string;
+    const lineNo = i + 1;
+    if (line.trim() === "") {
+      flushBad(false);
+      continue;
+    }
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      flushBad(false);
+      pendingBad = { lineNo, line };
+      continue;
+    }
+    if (!isObject(value) || typeof value.type !== "string") {
+      flushBad(false);
+      out.errors.push(`${source}:${lineNo}: line is not an object with a string "type"; skipped`);
+      continue;
+    }
+    // A bad line right before the writer's torn-tail marker was a crash, not corruption.
+    flushBad(value.type === "event" && value.name === TORN_TAIL_EVENT);
+    const problem = shapeProblem(value);
+    if (problem) {
+      out.errors.push(`${source}:${lineNo}: ${problem}; skipped`);
+      continue;
+    }
+    switch (value.type) {
+      case "session":
+        if (out.header === null && out.entries.length === 0) {
+          out.header = value as SessionHeader;
+          if (typeof value.version === "number" && value.version > TRANSCRIPT_VERSION) {
+            out.warnings.push(`${source}:${lineNo}: transcript format version ${value.version} is newer than this reader (${TRANSCRIPT_VERSION})`);
+          }
+        } else {
+          out.warnings.push(`${source}:${lineNo}: extra session header ignored`);
+        }
+        break;
+      case "message":
+      case "boundary": {
+        // A block that is not an object (null, a number) would make the session impossible to
+        // resume: every later step reads `block.type`. Leave it out, and say so.
+        const dropped = dropBadBlocks(value);
+        if (dropped > 0) out.warnings.push(`${source}:${lineNo}: ${dropped} content block(s) that were not objects left out`);
+        out.entries.push(value as TranscriptEntry);
+        break;
+      }
+      case "event":
+        out.entries.push(value as TranscriptEntry);
+        break;
+      default:
+        out.warnings.push(`${source}:${lineNo}: unknown entry type ${JSON.stringify(value.type)} skipped`);
+    }
+  }
+  // An unparseable last line is the torn write of a killed process.
+  flushBad(true);
+  return out;
+}
+
+/**
+ * Loads a transcript. A torn last line becomes a warning; damaged lines elsewhere become
+ * errors with their line numbers; neither throws. Throws (one line) only when the file
+ * cannot be read at all.
+ */
+export function loadTranscript(path: string): LoadedTranscript {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new Error(code === "ENOENT" ? `lethe: no transcript at ${path}` : `lethe: cannot read transcript ${path}: ${(err as Error).message}`);
+  }
+  return parseTranscript(text, path);
+}
+
+/** Index of the last boundary that carries a rebuilt history, or -1. */
+export function lastRebuildIndex(entries: readonly TranscriptEntry[]): number {
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const e = entries[i] as TranscriptEntry;
+    if (e.type === "boundary" && Array.isArray((e as BoundaryEntry).history)) return i;
+  }
+  return -1;
+}
+
+/**
+ * The live context to resume with: the history of the last boundary that carries one, plus
+ * every message appended after it; without such a boundary, every message since the start.
+ * Boundaries without a history are records only (the engine re-applies those layers on the
+ * next prepare).
+ */
+export function resumeContext(entries: readonly TranscriptEntry[]): Message[] {
+  const from = lastRebuildIndex(entries);
+  const out: Message[] = from >= 0 ? [...((entries[from] as BoundaryEntry).history as Message[])] : [];
+  // Messages a later event retracted (a refused turn) are not part of the context.
+  const retracted = new Set<string>();
+  for (const e of entries) if (e.type === "event" && e.name === RETRACTED_EVENT && Array.isArray(e.uuids)) for (const u of e.uuids) if (typeof u === "string") retracted.add(u);
+  for (let i = from + 1; i < entries.length; i++) {
+    const e = entries[i] as TranscriptEntry;
+    if (e.type === "message" && !retracted.has((e as MessageEntry).uuid)) out.push((e as MessageEntry).message);
+  }
+  return out;
+}
+
+
+/** The message entries of a transcript, in order. */
+export function messageEntries(entries: readonly TranscriptEntry[]): MessageEntry[] {
+  return entries.filter((e): e is MessageEntry => e.type === "message");
+}
