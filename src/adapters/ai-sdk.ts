@@ -92,9 +92,13 @@ export function createAISDKAdapter(opts: AISDKAdapterOptions) {
 
     /** For generateText / streamText's `prepareStep`: returns `{ messages }` compacted for this step. */
     prepareStep: async (step: { messages: AIModelMessage[] }): Promise<{ messages: AIModelMessage[] }> => {
-      const split = fromModelMessages(step.messages);
-      system = split.system;
-      const rest = step.messages.slice(split.system.length);
+      const all = step.messages;
+      if (!Array.isArray(all)) fromModelMessages(all); // throws the one-line input error
+      // Only the leading system messages and what is new are converted, not the whole list each step.
+      let lead = 0;
+      while (lead < all.length && (all[lead] as { role?: unknown } | null)?.role === "system") lead++;
+      system = all.slice(0, lead);
+      const rest = all.slice(lead);
       const sent = await tracker.prepare(rest.length, (start) => fromModelMessages(rest.slice(start)).history);
       return { messages: [...system, ...toModelMessages(sent)] };
     },

@@ -188,9 +188,12 @@ export function createLangChainAdapter(opts: TrackerOptions) {
     },
     /** The compacted list to send, for the whole conversation so far (the framework's own list). */
     async compact(messages: BaseMessage[]): Promise<BaseMessage[]> {
-      const split = fromLangChain(messages);
-      system = split.system;
-      const rest = messages.slice(split.system.length);
+      if (!Array.isArray(messages)) fromLangChain(messages); // throws the one-line input error
+      // Only the leading system messages and what is new are converted, not the whole list each call.
+      let lead = 0;
+      while (lead < messages.length && isObj(messages[lead]) && typeOf(messages[lead]!) === "system") lead++;
+      system = messages.slice(0, lead);
+      const rest = messages.slice(lead);
       total = rest.length;
       const sent = await tracker.prepare(rest.length, (start) => fromLangChain(rest.slice(start)).history);
       return [...system, ...toLangChain(sent)];

@@ -6,6 +6,7 @@
 // `reasoning: "tool-turns"` sends reasoning back as DeepSeek's thinking mode requires.
 import { fromOpenAI, toOpenAI } from "../messages/openai.ts";
 import type { OpenAIMessage } from "../messages/openai-types.ts";
+import { LetheInputError } from "../messages/input.ts";
 import { toModelError } from "../model/errors.ts";
 import { type TrackerOptions, createTracker } from "./tracker.ts";
 
@@ -39,8 +40,9 @@ export function createOpenAIAdapter(opts: OpenAIAdapterOptions) {
     },
     /** The compacted list to send, for your whole list so far. */
     async compact(messages: readonly OpenAIMessage[]): Promise<OpenAIMessage[]> {
+      if (!Array.isArray(messages)) throw new LetheInputError("messages", `must be an array of Chat Completions messages, got ${messages === null ? "null" : typeof messages}`);
       let lead = 0;
-      while (lead < messages.length && (messages[lead]!.role === "system" || messages[lead]!.role === "developer")) lead++;
+      while (lead < messages.length && (messages[lead]?.role === "system" || messages[lead]?.role === "developer")) lead++;
       system = messages.slice(0, lead);
       const rest = messages.slice(lead);
       total = rest.length;
