@@ -16,27 +16,12 @@ import { createEngine } from "../../src/engine.ts";
 import { validate } from "../../src/messages/invariants.ts";
 import { fromOpenAI } from "../../src/messages/openai.ts";
 import { LetheInputError } from "../../src/messages/input.ts";
-import { createOpenAIClient } from "../../src/model/openai.ts";
 import { loadTranscript, messageEntries, openTranscript } from "../../src/session/transcript.ts";
 import { openaiInputTokens, startFakeOpenAI } from "../support/fakes/openai.ts";
-import { bigOutput, isSummaryRequest, SUMMARY_TEXT } from "../support/e2e.ts";
+import { bigOutput } from "../support/e2e.ts";
+import { adapterEngine, isSummary, STEPS, stepScript } from "../support/adapters.ts";
 
 const WINDOW = 16_000;
-const STEPS = 62;
-
-/** The model's steps; `tool` is the tool it calls ("lookup" is not one micro may clear). */
-function script(tool = "bash") {
-  let n = 0;
-  return (body: any) => {
-    if (isSummary(body)) return { text: SUMMARY_TEXT };
-    n++;
-    if (n > STEPS) return { text: `done after ${STEPS} steps` };
-    return { toolUses: [{ name: tool, input: { command: `cat data/file${n}.txt` } }] };
-  };
-}
-
-/** lethe's summary request (sent without tools here: the adapter is not told the SDK's tools). */
-const isSummary = (body: any) => isSummaryRequest(body) || /is about to be compacted/.test(JSON.stringify(body?.messages?.at(-1) ?? ""));
 
 const versions = [
   { name: "ai@6", ai: ai6 as any, compat: compat6 as any },
@@ -46,20 +31,12 @@ const versions = [
 for (const v of versions) {
   test(`${v.name}: a ${STEPS}-step tool run at a 16k window crosses the threshold at least twice; every request fits and is valid; the transcript has every message`, async () => {
     // Results micro may not clear, so the context really grows to the threshold.
-    const fake = await startFakeOpenAI({ script: script("lookup"), contextWindow: WINDOW });
+    const fake = await startFakeOpenAI({ script: stepScript("lookup"), contextWindow: WINDOW });
     const dir = mkdtempSync(join(tmpdir(), "lethe-aisdk-"));
     try {
       const events: CompactionEvent[] = [];
       const transcript = openTranscript(join(dir, "transcript.jsonl"), { header: { id: "aisdk", cwd: dir } });
-      const engine = createEngine({
-        contextWindow: WINDOW,
-        maxOutputTokens: 2_000,
-        sessionDir: dir,
-        transcript,
-        transcriptHoldsHistory: true,
-        summarizer: { client: createOpenAIClient({ baseURL: fake.url, apiKey: "k" }), model: "gpt-4o" },
-        onEvent: (e) => events.push(e),
-      });
+      const engine = adapterEngine(fake, { window: WINDOW, events, dir, transcript });
       const lethe = createAISDKAdapter({ engine, transcript, fixedTokens: 300 });
       const provider = v.compat({ name: "fake", baseURL: fake.url, apiKey: "k" });
       const result: any = await lethe.generate(v.ai.generateText, {
@@ -101,11 +78,11 @@ for (const v of versions) {
 }
 
 test("ai@6: the reactive path — a server smaller than lethe was told refuses; the adapter compacts and the run goes on once", async () => {
-  const fake = await startFakeOpenAI({ script: script(), contextWindow: 12_000 });
+  const fake = await startFakeOpenAI({ script: stepScript("bash"), contextWindow: 12_000 });
   const dir = mkdtempSync(join(tmpdir(), "lethe-aisdk-"));
   try {
     const events: CompactionEvent[] = [];
-    const engine = createEngine({ contextWindow: 40_000, maxOutputTokens: 2_000, sessionDir: dir, summarizer: { client: createOpenAIClient({ baseURL: fake.url, apiKey: "k" }), model: "gpt-4o" }, onEvent: (e) => events.push(e) });
+    const engine = adapterEngine(fake, { window: 40_000, events, dir });
     const lethe = createAISDKAdapter({ engine });
     const provider = compat6({ name: "fake", baseURL: fake.url, apiKey: "k" });
     const result = await lethe.generate(ai6.generateText as any, {
@@ -170,10 +147,10 @@ test("bad input through the adapter: an unknown message role, a part without a t
 });
 
 test("ai@6 streamText: the same hooks (prepareStep, onStepFinish) compact a streamed multi-step run", async () => {
-  const fake = await startFakeOpenAI({ script: script("lookup"), contextWindow: WINDOW });
+  const fake = await startFakeOpenAI({ script: stepScript("lookup"), contextWindow: WINDOW });
   try {
     const events: CompactionEvent[] = [];
-    const engine = createEngine({ contextWindow: WINDOW, maxOutputTokens: 2_000, summarizer: { client: createOpenAIClient({ baseURL: fake.url, apiKey: "k" }), model: "gpt-4o" }, onEvent: (e) => events.push(e) });
+    const engine = adapterEngine(fake, { window: WINDOW, events });
     const lethe = createAISDKAdapter({ engine, fixedTokens: 300 });
     const provider = compat6({ name: "fake", baseURL: fake.url, apiKey: "k", includeUsage: true });
     const r = ai6.streamText({

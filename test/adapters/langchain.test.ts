@@ -13,23 +13,11 @@ import { createEngine } from "../../src/engine.ts";
 import { validate } from "../../src/messages/invariants.ts";
 import { LetheInputError } from "../../src/messages/input.ts";
 import { fromOpenAI } from "../../src/messages/openai.ts";
-import { createOpenAIClient } from "../../src/model/openai.ts";
 import { loadTranscript, messageEntries, openTranscript } from "../../src/session/transcript.ts";
 import { openaiInputTokens, startFakeOpenAI } from "../support/fakes/openai.ts";
-import { bigOutput, isSummaryRequest, SUMMARY_TEXT } from "../support/e2e.ts";
+import { bigOutput } from "../support/e2e.ts";
+import { adapterEngine, isSummary, STEPS, stepScript } from "../support/adapters.ts";
 
-const STEPS = 62;
-const isSummary = (body: any) => isSummaryRequest(body) || /is about to be compacted/.test(JSON.stringify(body?.messages?.at(-1) ?? ""));
-
-function script(tool: string) {
-  let n = 0;
-  return (body: any) => {
-    if (isSummary(body)) return { text: SUMMARY_TEXT };
-    n++;
-    if (n > STEPS) return { text: `done after ${STEPS} steps` };
-    return { toolUses: [{ name: tool, input: { command: `cat data/file${n}.txt` } }] };
-  };
-}
 
 const lookupTool = { type: "function" as const, function: { name: "lookup", description: "Look a file up.", parameters: { type: "object", properties: { command: { type: "string" } }, required: ["command"] } } };
 
@@ -47,20 +35,12 @@ async function agent(lethe: ReturnType<typeof createLangChainAdapter>, model: Ch
 }
 
 test(`LangChain: a ${STEPS}-step tool loop at a 16k window crosses the threshold at least twice; every request fits and is valid; the transcript has every message`, async () => {
-  const fake = await startFakeOpenAI({ script: script("lookup"), contextWindow: 16_000 });
+  const fake = await startFakeOpenAI({ script: stepScript("lookup"), contextWindow: 16_000 });
   const dir = mkdtempSync(join(tmpdir(), "lethe-lc-"));
   try {
     const events: CompactionEvent[] = [];
     const transcript = openTranscript(join(dir, "transcript.jsonl"), { header: { id: "lc", cwd: dir } });
-    const engine = createEngine({
-      contextWindow: 16_000,
-      maxOutputTokens: 2_000,
-      sessionDir: dir,
-      transcript,
-      transcriptHoldsHistory: true,
-      summarizer: { client: createOpenAIClient({ baseURL: fake.url, apiKey: "k" }), model: "gpt-4o" },
-      onEvent: (e) => events.push(e),
-    });
+    const engine = adapterEngine(fake, { window: 16_000, events, dir, transcript });
     const lethe = createLangChainAdapter({ engine, transcript, fixedTokens: 300 });
     const model = new ChatOpenAI({ model: "gpt-4o", apiKey: "k", configuration: { baseURL: fake.url }, maxRetries: 0, maxTokens: 2_000 });
     const { reply, messages } = await agent(lethe, model, [new SystemMessage("You are a careful agent."), new HumanMessage("Read every data file.")]);
@@ -89,11 +69,11 @@ test(`LangChain: a ${STEPS}-step tool loop at a 16k window crosses the threshold
 });
 
 test("LangChain: the reactive path — the server refuses (smaller than lethe was told); compacted and retried once", async () => {
-  const fake = await startFakeOpenAI({ script: script("lookup"), contextWindow: 12_000 });
+  const fake = await startFakeOpenAI({ script: stepScript("lookup"), contextWindow: 12_000 });
   const dir = mkdtempSync(join(tmpdir(), "lethe-lc-"));
   try {
     const events: CompactionEvent[] = [];
-    const engine = createEngine({ contextWindow: 40_000, maxOutputTokens: 2_000, sessionDir: dir, summarizer: { client: createOpenAIClient({ baseURL: fake.url, apiKey: "k" }), model: "gpt-4o" }, onEvent: (e) => events.push(e) });
+    const engine = adapterEngine(fake, { window: 40_000, events, dir });
     const lethe = createLangChainAdapter({ engine });
     const model = new ChatOpenAI({ model: "gpt-4o", apiKey: "k", configuration: { baseURL: fake.url }, maxRetries: 0, maxTokens: 2_000 });
     const { reply } = await agent(lethe, model, [new HumanMessage("Read every data file.")]);

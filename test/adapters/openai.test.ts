@@ -15,42 +15,23 @@ import { fromOpenAI } from "../../src/messages/openai.ts";
 import type { Message } from "../../src/messages/types.ts";
 import { createAnthropicClient } from "../../src/model/anthropic.ts";
 import { toModelError } from "../../src/model/errors.ts";
-import { createOpenAIClient } from "../../src/model/openai.ts";
 import { loadTranscript, messageEntries, openTranscript } from "../../src/session/transcript.ts";
 import { anthropicInputTokens, startFakeAnthropic } from "../support/fakes/anthropic.ts";
-import { openaiInputTokens, startFakeOpenAI } from "../support/fakes/openai.ts";
-import { bigOutput, isSummaryRequest, SUMMARY_TEXT } from "../support/e2e.ts";
+import { startFakeOpenAI } from "../support/fakes/openai.ts";
+import { bigOutput } from "../support/e2e.ts";
+import { adapterEngine, isSummary, STEPS, stepScript } from "../support/adapters.ts";
 
-const STEPS = 62;
-const isSummary = (body: any) => isSummaryRequest(body) || /is about to be compacted/.test(JSON.stringify(body?.messages?.at(-1) ?? ""));
-function script() {
-  let n = 0;
-  return (body: any) => {
-    if (isSummary(body)) return { text: SUMMARY_TEXT };
-    n++;
-    if (n > STEPS) return { text: `done after ${STEPS} steps` };
-    return { toolUses: [{ name: "lookup", input: { command: `cat data/file${n}.txt` } }] };
-  };
-}
 const TOOLS = [{ type: "function" as const, function: { name: "lookup", description: "Look a file up.", parameters: { type: "object", properties: { command: { type: "string" } }, required: ["command"] } } }];
 
 for (const window of [16_000, 12_000] as const) {
   const reactive = window === 12_000;
   test(`openai package: a ${STEPS}-step loop ${reactive ? "on a server smaller than lethe was told (the reactive path)" : "at a 16k window crosses the threshold at least twice"}; every request fits and is valid; the transcript has every message`, async () => {
-    const fake = await startFakeOpenAI({ script: script(), contextWindow: window });
+    const fake = await startFakeOpenAI({ script: stepScript(), contextWindow: window });
     const dir = mkdtempSync(join(tmpdir(), "lethe-oai-"));
     try {
       const events: CompactionEvent[] = [];
       const transcript = openTranscript(join(dir, "transcript.jsonl"), { header: { id: "oai", cwd: dir } });
-      const engine = createEngine({
-        contextWindow: reactive ? 40_000 : 16_000,
-        maxOutputTokens: 2_000,
-        sessionDir: dir,
-        transcript,
-        transcriptHoldsHistory: true,
-        summarizer: { client: createOpenAIClient({ baseURL: fake.url, apiKey: "k" }), model: "gpt-4o" },
-        onEvent: (e) => events.push(e),
-      });
+      const engine = adapterEngine(fake, { window: reactive ? 40_000 : 16_000, events, dir, transcript });
       const lethe = createOpenAIAdapter({ engine, transcript, fixedTokens: 120 });
       const client = new OpenAI({ baseURL: fake.url, apiKey: "k", maxRetries: 0 });
       const messages: any[] = [{ role: "system", content: "You are a careful agent." }, { role: "user", content: "Read every data file." }];
@@ -91,7 +72,7 @@ for (const window of [16_000, 12_000] as const) {
 }
 
 test(`@anthropic-ai/sdk: the engine fits a plain loop as it is (lethe's messages are Anthropic's): ${STEPS} steps at 16k`, async () => {
-  const fake = await startFakeAnthropic({ script: script(), contextWindow: 16_000 });
+  const fake = await startFakeAnthropic({ script: stepScript(), contextWindow: 16_000 });
   try {
     const events: CompactionEvent[] = [];
     const engine = createEngine({ contextWindow: 16_000, maxOutputTokens: 2_000, summarizer: { client: createAnthropicClient({ baseURL: fake.url, apiKey: "k" }), model: "claude-sonnet-4-6" }, onEvent: (e) => events.push(e) });
@@ -124,5 +105,13 @@ test(`@anthropic-ai/sdk: the engine fits a plain loop as it is (lethe's messages
     assert.ok(fake.requests.every((b) => anthropicInputTokens(b) <= 16_000));
   } finally {
     await fake.close();
+  }
+});
+
+test("bad input through the openai adapter: not a list, a null message, a message without a role — a one-line LetheInputError", async () => {
+  const { LetheInputError } = await import("../../src/messages/input.ts");
+  const lethe = createOpenAIAdapter({ engine: createEngine({ contextWindow: 32_000, maxOutputTokens: 4_000 }) });
+  for (const bad of [null, "hi", [null], [{}], [{ role: "user", content: 5 }]]) {
+    await assert.rejects(lethe.compact(bad as never), (e: Error) => e instanceof LetheInputError && !e.message.includes("\n"), JSON.stringify(bad));
   }
 });
