@@ -23,14 +23,20 @@ export function parseToolInput(json: string): unknown {
 
 export const MAX_INPUT_DEPTH = 100;
 
-/** Whether a JSON value nests deeper than `max` (iterative: safe at any depth). */
+/** Whether a JSON value nests deeper than `max` (safe at any depth: it never recurses past `max`). */
 export function depthExceeds(value: unknown, max: number): boolean {
-  const stack: [unknown, number][] = [[value, 0]];
-  while (stack.length > 0) {
-    const [v, d] = stack.pop()!;
-    if (typeof v !== "object" || v === null) continue;
-    if (d >= max) return true;
-    for (const child of Array.isArray(v) ? v : Object.values(v)) if (typeof child === "object" && child !== null) stack.push([child, d + 1]);
+  return exceeds(value, 0, max);
+}
+
+// Recursive, but never deeper than `max` frames (it answers true there), and with no allocation:
+// this runs on every tool input of every history a public entry point is given.
+function exceeds(v: unknown, d: number, max: number): boolean {
+  if (typeof v !== "object" || v === null) return false;
+  if (d >= max) return true;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) if (exceeds(v[i], d + 1, max)) return true;
+    return false;
   }
+  for (const k in v) if (Object.prototype.hasOwnProperty.call(v, k) && exceeds((v as Record<string, unknown>)[k], d + 1, max)) return true;
   return false;
 }
