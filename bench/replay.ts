@@ -18,6 +18,7 @@ import { CLAUDE_CODE } from "./replay/policies/claude-code.ts";
 import { SEED } from "./replay/policies/seed.ts";
 import { MULT } from "./replay/pricing.ts";
 import { RETENTION_KEYS, RETENTION_USER_BUDGET } from "./replay/retention.ts";
+import { costRatioTable, costRatios, retentionKindTable } from "./replay/report.ts";
 import type { Policy, Session } from "./replay/types.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -154,7 +155,7 @@ function detail(result: ReplayResult, window: number, policy: string) {
 }
 
 function table(result: ReplayResult): string {
-  const head = ["window", "policy", "requests", "over_win", "violations", "summaries", "p50 ms", "p99 ms", "p99 1-pass", "input tokens", "cost $", "latest %", "user msgs %", "modified %", "read %"];
+  const head = ["window", "policy", "requests", "over_win", "violations", "summaries", "p50 ms", "p99 ms", "p99 1-pass", "input tokens", "cost $", "latest %", "user msgs %", "modified %", "read %", "commands %"];
   const rows: string[][] = [];
   for (const run of result.runs) {
     for (const [name, m] of Object.entries(run.policies)) {
@@ -232,10 +233,14 @@ async function main(): Promise<void> {
     notes: notes({ corpus: args.corpus, policies: args.policies, result, jitter }),
     detail: result.detail,
     sessions: result.sessions,
+    cost_vs_claude_code: costRatios(result),
   };
   writeJsonAtomic(args.out, json);
   console.log(table(result));
   console.log(`\n${costTable(result)}`);
+  console.log(`\n${retentionKindTable(result)}`);
+  const ratios = costRatioTable(json.cost_vs_claude_code);
+  if (ratios) console.log(`\n${ratios}`);
   console.log(`\nwrote ${args.out} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 }
 

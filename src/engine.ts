@@ -24,6 +24,8 @@ const MIN_LEARNED_WINDOW = 1_024;
 
 import { type Engine, type EngineOptions, type EnginePrepareResult, InvariantError, OverWindowError, type PrepareCall, type RequestReady, checkOptions } from "./engine-contract.ts";
 
+/** Events of layers that rewrite what was sent before (not only append to it). */
+const REWRITES = new Set<string>(["budget", "snip", "micro", "summarize", "reactive"]);
 export { InvariantError, OverWindowError, type Engine, type EngineOptions, type EnginePrepareResult, type PrepareCall, type RequestReady };
 
 /** Creates the engine for one conversation. Bad options are a one-line LetheInputError. */
@@ -53,8 +55,12 @@ export function createEngine(opts: EngineOptions): Engine {
       }
     });
   const emitted: CompactionEvent[] = [];
+  // Whether a layer rewrote the history since the last observe (the truncation detector compares
+  // growth, which a rewrite makes meaningless).
+  let rewrote = false;
   const emit = (e: CompactionEvent) => {
     emitted.push(e);
+    if (REWRITES.has(e.kind)) rewrote = true;
     opts.onEvent?.(e);
   };
   const compactor = createCompactor({
@@ -256,6 +262,12 @@ export function createEngine(opts: EngineOptions): Engine {
       checkMessage(reply, "observe: reply");
       if (usage === null || typeof usage !== "object") throw new LetheInputError("observe: usage", `must be the provider's usage object, got ${usage === null ? "null" : typeof usage}`);
       lastResponseAt = now();
+      if (rewrote) {
+        rewrote = false;
+        truncation.reanchor(usageInput(usage), visibleTokens(sent, call.fixedTokens ?? 0));
+        meter.observe(sent, reply, usage, call.fixedTokens ?? 0);
+        return;
+      }
       const seen = truncation.observe(usageInput(usage), visibleTokens(sent, call.fixedTokens ?? 0), usage.output_tokens ?? 0);
       if (seen.kind === "truncated") {
         // The server cut the prompt to its own context and counted only what it kept (Ollama's

@@ -47,7 +47,7 @@ import {
   retentionItems,
   retentionResult,
 } from "./retention.ts";
-import { type Policy, type Session, type SummaryCall, type SummaryModel, type Window, maxOutputFor } from "./types.ts";
+import { type CompactionKind, type Policy, type Session, type SummaryCall, type SummaryModel, type Window, maxOutputFor } from "./types.ts";
 
 /** Simulated time between two requests (no idle gaps: the corpus has no timestamps). */
 export const CLOCK_STEP_MS = 20_000;
@@ -77,6 +77,9 @@ export interface RequestInfo {
   ms: number;
   /** Layers that changed something ("refused:<Error>": the policy refused to send). */
   acted: string[];
+  /** Tokens of the request, and how many of them were a cache read (the rest a cache write). */
+  input: number;
+  cacheRead: number;
 }
 
 export interface PolicyDetail {
@@ -107,7 +110,10 @@ export interface PolicyDetail {
   /** Compactions retention was measured on, and how many had items of each kind. */
   retention_compactions: number;
   retention_samples: Record<string, number>;
-  /** Every summary compaction: what its rebuilt context kept of each kind, and a few lost paths. */
+  /** Retention per kind of compaction (summary, snip, reactive); null for a kind that never happened. */
+  retention_by_kind: Record<CompactionKind, Retention>;
+  retention_compactions_by_kind: Record<CompactionKind, number>;
+  /** Every compaction that removed messages: what its context kept of each kind, and a few lost items. */
   compactions: CompactionRecord[];
   violation_kinds: Record<string, number>;
   /** Requests the policy refused to send (lethe: InvariantError, OverWindowError, ThrashError); the replay sends the live context instead. */
@@ -193,7 +199,10 @@ interface Acc {
   d: PolicyDetail;
   sessions: Record<string, SessionMetrics>;
   retention: RetentionAcc;
+  byKind: Record<CompactionKind, RetentionAcc>;
 }
+
+const COMPACTION_KINDS: readonly CompactionKind[] = ["summary", "snip", "reactive"];
 
 function newAcc(): Acc {
   return {
@@ -230,6 +239,8 @@ function newAcc(): Acc {
       summary_standin_ms: 0,
       retention_compactions: 0,
       retention_samples: {},
+      retention_by_kind: { summary: null, snip: null, reactive: null },
+      retention_compactions_by_kind: { summary: 0, snip: 0, reactive: 0 },
       compactions: [],
       violation_kinds: {},
       refused_requests: 0,
@@ -239,6 +250,7 @@ function newAcc(): Acc {
     },
     sessions: {},
     retention: newRetentionAcc(),
+    byKind: { summary: newRetentionAcc(), snip: newRetentionAcc(), reactive: newRetentionAcc() },
   };
 }
 
@@ -378,7 +390,7 @@ export async function replaySession(policy: Policy, session: Session, window: Wi
       const found = validate(request);
       violations = found.length;
       if (acc) for (const v of found) bump(acc.d.violation_kinds, v.kind);
-      if (prepared.rebuilt && acc) {
+      if (prepared.compaction && acc) {
         const key = `${session.id}#${at}`;
         let items = ctx.items.get(key);
         if (!items) {
@@ -388,7 +400,8 @@ export async function replaySession(policy: Policy, session: Session, window: Wi
         const text = contextText(request);
         const sample = measureRetentionText(items, text);
         addRetention(acc.retention, sample);
-        acc.d.compactions.push(compactionRecord(session.id, index, items, text));
+        addRetention(acc.byKind[prepared.compaction], sample);
+        acc.d.compactions.push(compactionRecord(session.id, index, prepared.compaction, items, text));
         for (const [k, v] of Object.entries(sample)) if (v !== null) bump(acc.d.retention_samples, k);
       }
     } else {
@@ -421,7 +434,7 @@ export async function replaySession(policy: Policy, session: Session, window: Wi
     s.prepare_ms_max = Math.max(s.prepare_ms_max, ms);
 
     if (acc) {
-      const info: RequestInfo = { session: session.id, request: index, messages: live.length, ms, acted: prepared?.acted ?? [`refused:${refused!.constructor.name}`] };
+      const info: RequestInfo = { session: session.id, request: index, messages: live.length, ms, acted: prepared?.acted ?? [`refused:${refused!.constructor.name}`], input, cacheRead: read };
       acc.reqs.push(info);
       acc.d.cache_read_tokens += read;
       acc.d.cache_write_tokens += input - read;
@@ -483,6 +496,10 @@ function finish(accs: Acc[], keepSlowest: number): Acc {
   acc.m.cost_usd = round(acc.m.cost_usd, 4);
   acc.m.retention = retentionResult(acc.retention);
   acc.d.retention_compactions = acc.retention.compactions;
+  for (const k of COMPACTION_KINDS) {
+    acc.d.retention_by_kind[k] = retentionResult(acc.byKind[k]);
+    acc.d.retention_compactions_by_kind[k] = acc.byKind[k].compactions;
+  }
   acc.d.summary_standin_ms = round(acc.d.summary_standin_ms, 1);
   acc.d.prepare_ms_mean = round(sorted.reduce((a, b) => a + b, 0) / Math.max(1, sorted.length), 4);
   acc.d.prepare_ms_max = round(sorted[sorted.length - 1] ?? 0, 4);

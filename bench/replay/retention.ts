@@ -1,18 +1,27 @@
-// Retention (SPEC.md, "Measuring"): on each context rebuilt by a summary compaction, the share of
-// the items that existed before it that are still there verbatim.
+// Retention (SPEC.md, "Measuring"): on each context after a compaction that removed messages (a
+// summary's rebuild, a snip, a reactive shrink), the share of the items that existed before it
+// that are still there verbatim.
 //
 // Items come from the ORIGINAL recorded history up to that request (not from the policy's own
 // context, which earlier compactions may already have thinned):
 //   - user-typed messages: user text blocks that are not tool results (src/compaction/retain.ts
 //     userMessagesOf), newest first within a 20,000-token budget (selectUserMessages, exact o200k);
 //   - the latest request: the newest of them;
-//   - paths of files modified and of files read (ledgerOf: tool calls and the usual shell idioms).
+//   - paths of files modified and of files read (ledgerOf: tool calls and the usual shell idioms);
+//   - the last 30 shell commands (src/compaction/work.ts commandOutcomes): a command is retained
+//     when its line (first line, first 200 characters) is in the context and, when it failed,
+//     the line saying what went wrong (errorLine) too. A success's outcome is not checked (there
+//     is no line to look for); a command whose tool result is still there has both.
 // An item is retained when it occurs as a substring of the rebuilt context's text: every block of
 // every message (text, thinking, tool_use name and input JSON, tool_result content).
 import type { Message } from "../../src/messages/types.ts";
 import { ledgerOf } from "../../src/compaction/ledger.ts";
 import { selectUserMessages, userMessagesOf } from "../../src/compaction/retain.ts";
 import type { TokenCounter } from "../../src/tokens/count.ts";
+import { type CommandOutcome, commandOutcomes, shellCommandOf } from "../../src/compaction/work.ts";
+
+/** Shell commands before a compaction that retention looks for. */
+export const RETENTION_COMMANDS = 30;
 
 export const RETENTION_USER_BUDGET = 20_000;
 
@@ -21,6 +30,7 @@ export interface RetentionItems {
   userMessages: string[];
   modified: string[];
   read: string[];
+  commands: CommandOutcome[];
 }
 
 export function retentionItems(original: readonly Message[], counter: TokenCounter, budget = RETENTION_USER_BUDGET): RetentionItems {
@@ -31,6 +41,7 @@ export function retentionItems(original: readonly Message[], counter: TokenCount
     userMessages: sel.latest === undefined ? sel.kept : [...sel.kept, sel.latest],
     modified: [...ledger.modified],
     read: [...ledger.read],
+    commands: commandOutcomes(original).slice(-RETENTION_COMMANDS),
   };
 }
 
@@ -50,9 +61,13 @@ export function contextText(history: readonly Message[]): string {
         case "thinking":
           parts.push(b.thinking);
           break;
-        case "tool_use":
+        case "tool_use": {
           parts.push(b.name, JSON.stringify(b.input ?? {}));
+          // The command as the model sees it, unescaped (JSON spells a quote \").
+          const c = shellCommandOf(b);
+          if (c !== undefined) parts.push(c);
           break;
+        }
         case "tool_result":
           if (typeof b.content === "string") parts.push(b.content);
           else if (b.content) for (const c of b.content) if (c.type === "text") parts.push(c.text);
@@ -65,8 +80,10 @@ export function contextText(history: readonly Message[]): string {
   return parts.join("\n");
 }
 
-export type RetentionKey = "latest_request_pct" | "user_messages_pct" | "modified_files_pct" | "read_files_pct";
-export const RETENTION_KEYS: readonly RetentionKey[] = ["latest_request_pct", "user_messages_pct", "modified_files_pct", "read_files_pct"];
+export type RetentionKey = "latest_request_pct" | "user_messages_pct" | "modified_files_pct" | "read_files_pct" | "commands_pct";
+export const RETENTION_KEYS: readonly RetentionKey[] = ["latest_request_pct", "user_messages_pct", "modified_files_pct", "read_files_pct", "commands_pct"];
+
+const commandKept = (c: CommandOutcome, text: string): boolean => text.includes(c.command) && (c.error === undefined || text.includes(c.error));
 
 /** Percentages for one compaction; null for a category with no item before it. */
 export type RetentionSample = Record<RetentionKey, number | null>;
@@ -84,6 +101,7 @@ export function measureRetentionText(items: RetentionItems, text: string): Reten
     user_messages_pct: pct(items.userMessages, text),
     modified_files_pct: pct(items.modified, text),
     read_files_pct: pct(items.read, text),
+    commands_pct: items.commands.length === 0 ? null : (100 * items.commands.filter((c) => commandKept(c, text)).length) / items.commands.length,
   };
 }
 
@@ -91,26 +109,32 @@ export function measureRetentionText(items: RetentionItems, text: string): Reten
 export interface CompactionRecord {
   session: string;
   request: number;
+  kind: string;
   latest: boolean | null;
   user_messages: string;
   modified_files: string;
   read_files: string;
+  commands: string;
   lost_modified: string[];
   lost_read: string[];
+  lost_commands: string[];
 }
 
-export function compactionRecord(session: string, request: number, items: RetentionItems, text: string): CompactionRecord {
+export function compactionRecord(session: string, request: number, kind: string, items: RetentionItems, text: string): CompactionRecord {
   const kept = (xs: readonly string[]) => xs.filter((x) => text.includes(x));
   const lost = (xs: readonly string[]) => xs.filter((x) => !text.includes(x));
   return {
     session,
     request,
+    kind,
     latest: items.latest === undefined ? null : text.includes(items.latest),
     user_messages: `${kept(items.userMessages).length}/${items.userMessages.length}`,
     modified_files: `${kept(items.modified).length}/${items.modified.length}`,
     read_files: `${kept(items.read).length}/${items.read.length}`,
+    commands: `${items.commands.filter((c) => commandKept(c, text)).length}/${items.commands.length}`,
     lost_modified: lost(items.modified).slice(0, 5),
     lost_read: lost(items.read).slice(0, 5),
+    lost_commands: items.commands.filter((c) => !commandKept(c, text)).slice(0, 3).map((c) => (c.error ? `${c.command} → ${c.error}` : c.command)),
   };
 }
 
@@ -123,8 +147,8 @@ export interface RetentionAcc {
 
 export const newRetentionAcc = (): RetentionAcc => ({
   compactions: 0,
-  sum: { latest_request_pct: 0, user_messages_pct: 0, modified_files_pct: 0, read_files_pct: 0 },
-  n: { latest_request_pct: 0, user_messages_pct: 0, modified_files_pct: 0, read_files_pct: 0 },
+  sum: { latest_request_pct: 0, user_messages_pct: 0, modified_files_pct: 0, read_files_pct: 0, commands_pct: 0 },
+  n: { latest_request_pct: 0, user_messages_pct: 0, modified_files_pct: 0, read_files_pct: 0, commands_pct: 0 },
 });
 
 export function addRetention(acc: RetentionAcc, s: RetentionSample): void {

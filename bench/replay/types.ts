@@ -44,13 +44,18 @@ export interface SummaryModel {
   summarize(call: SummaryCall): string;
 }
 
+export type CompactionKind = "summary" | "snip" | "reactive";
+
 export interface PolicyPrepared {
   /** The history the policy sends (after a summary compaction: the rebuilt one). */
   history: Message[];
   /** Summary calls the policy made for this request (lethe: from its events). */
   summaries: number;
-  /** `history` was rebuilt by a summary compaction on this request: retention is measured on it. */
-  rebuilt: boolean;
+  /**
+   * The compaction on this request that removed messages (a summary's rebuild, a snip, a reactive
+   * shrink), or null: retention is measured on every one of them.
+   */
+  compaction: CompactionKind | null;
   /** Names of the layers that changed something this request (for the slow-request report). */
   acted: string[];
 }

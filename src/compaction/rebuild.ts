@@ -5,6 +5,7 @@ import { blocksOf, toolResultsOf, toolUsesOf } from "../messages/blocks.ts";
 import type { ContentBlock, Message } from "../messages/types.ts";
 import type { TokenCounter } from "../tokens/count.ts";
 import { type FileLedger, callFiles, ledgerOf, renderLedger } from "./ledger.ts";
+import { carriedWorkOf, renderWorkWithin, workRecordOf } from "./work.ts";
 import { carryAttachments, selectUserMessages, todosOf, userMessagesOf } from "./retain.ts";
 import { CONTINUE_TAG, FILES_RESTORED_TAG, REBUILD_TAG, latestRequest, userMessage } from "./tags.ts";
 
@@ -22,6 +23,8 @@ export interface RebuildBudgets {
   ledgerTokens: number;
   /** The user's newest attachments (images, documents) kept whole within this (default: restoreTotalTokens). */
   attachmentTokens?: number;
+  /** Cap on the work record (commands with outcomes; the oldest go first). Default 1,000. */
+  workTokens?: number;
 }
 
 export interface RebuildInput {
@@ -175,6 +178,10 @@ export function rebuild(input: RebuildInput): RebuildResult {
   const attachments = carryAttachments(before, budgets.attachmentTokens ?? budgets.restoreTotalTokens, counter, input.archivePath ? ` (${input.archivePath})` : "");
   blocks.push(...attachments.blocks);
   if (ledger.read.size + ledger.modified.size > 0) blocks.push({ type: "text", text: renderLedger(boundedLedger(ledger, budgets.ledgerTokens, counter)) });
+  // The commands run in the summarised part and how they ended, verbatim (a summary may not say).
+  const work = workRecordOf(before, carriedWorkOf(before));
+  const workText = renderWorkWithin(work, budgets.workTokens ?? 1_000, counter);
+  if (workText) blocks.push({ type: "text", text: workText });
   const files = restoreFiles(recentlyRead(history, ledger), input);
   blocks.push(...files.blocks);
   if (todos) blocks.push({ type: "text", text: todos });

@@ -3,7 +3,8 @@
 // went and where they are archived.
 //
 // Like a summary's rebuild, the boundary carries the user's own messages and the file
-// ledger of what it removed, so a later compaction still sees them.
+// ledger of what it removed, so a later compaction still sees them, and a record of the
+// work done there (commands with outcomes, the agent's conclusions: work.ts).
 //
 // Cut points keep every tool_use/tool_result pair whole: the head ends with a user
 // message (so any tool_use in it is answered inside the head) and the tail starts with
@@ -17,6 +18,7 @@ import { autoCompactThreshold, rebuildBudgets } from "./config.ts";
 import { ledgerOf, renderLedger } from "./ledger.ts";
 import { USER_MESSAGE_PREFIX, carryAttachments, isLetheText, selectUserMessages, userMessagesOf } from "./retain.ts";
 import { snipBoundary } from "./markers.ts";
+import { carriedWorkOf, renderWorkWithin, workRecordOf } from "./work.ts";
 import type { LayerContext, LayerResult, SnipEvent } from "./types.ts";
 
 /** Where the head ends and the tail starts, or null when nothing can be cut. */
@@ -58,6 +60,10 @@ export function snip(history: readonly Message[], ctx: LayerContext): LayerResul
   const carried: ContentBlock[] = [{ type: "text", text: note }, ...kept.map((t) => ({ type: "text" as const, text: `${USER_MESSAGE_PREFIX}${t}` }))];
   carried.push(...carryAttachments(scope, budgets.restoreTotalTokens, ctx.tokens, ctx.archivePath ? ` (${ctx.archivePath})` : "").blocks);
   if (ledger.read.size + ledger.modified.size > 0) carried.push({ type: "text", text: renderLedger(ledger) });
+  // What was tried and how it ended: without it the agent repeats work after a snip.
+  const work = workRecordOf(history.slice(cut.head, cut.tail), carriedWorkOf([carriedBefore]));
+  const workText = renderWorkWithin(work, budgets.workTokens, ctx.tokens);
+  if (workText) carried.push({ type: "text", text: workText });
   const bounded: Message = { ...last, content: [...own, ...carried] };
   const out = [...history.slice(0, cut.head - 1), bounded, ...history.slice(cut.tail)];
 

@@ -14,6 +14,9 @@ export const TODO_CLOSE = "</lethe-todos>";
 /** The file ledger (every file read and modified). */
 export const LEDGER_OPEN = "<lethe-files>";
 export const LEDGER_CLOSE = "</lethe-files>";
+/** The work record a snip carries (commands with outcomes, the agent's conclusions). */
+export const WORK_OPEN = "<lethe-work>";
+export const WORK_CLOSE = "</lethe-work>";
 /** The note naming the user's attachments from the compacted part. */
 export const ATTACHMENTS_TAG = "[lethe: attachments from the compacted part of this conversation";
 /** Files restored fresh from disk after a summary. */
@@ -55,7 +58,7 @@ export function isLetheText(text: string): boolean {
   return text.startsWith("[lethe") || text.startsWith("<lethe-") || text.startsWith(CONVERSATION_CONTINUES);
 }
 
-export type TagKind = "user_message" | "latest_request" | "rebuild" | "todos" | "ledger" | "attachments" | "files_restored" | "continue" | "persisted" | "cleared" | "lethe_note";
+export type TagKind = "user_message" | "latest_request" | "rebuild" | "todos" | "ledger" | "work" | "attachments" | "files_restored" | "continue" | "persisted" | "cleared" | "lethe_note";
 
 /** Which piece of carried state a text is, if any (the CLI's /context counts them by this). */
 export function tagOf(text: string): TagKind | undefined {
@@ -64,6 +67,7 @@ export function tagOf(text: string): TagKind | undefined {
   if (text.startsWith(REBUILD_TAG)) return "rebuild";
   if (text.startsWith(TODO_TAG)) return "todos";
   if (text.startsWith(LEDGER_OPEN)) return "ledger";
+  if (text.startsWith(WORK_OPEN)) return "work";
   if (text.startsWith(ATTACHMENTS_TAG)) return "attachments";
   if (text.startsWith(FILES_RESTORED_TAG)) return "files_restored";
   if (text.startsWith(CONTINUE_TAG)) return "continue";

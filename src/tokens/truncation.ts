@@ -53,6 +53,15 @@ export function createTruncationDetector() {
 
   return {
     /**
+     * The history was rewritten (compacted) before this request: growth against the last one
+     * means nothing (the estimate of the rewritten part may be off either way), so the figure
+     * only anchors the next comparison. A cap shows again on the requests that follow.
+     */
+    reanchor(reported: number, visible: number): void {
+      suspect = undefined;
+      anchor = reported > 0 && visible > 0 ? { input: reported, visible } : undefined;
+    },
+    /**
      * One request: `reported` input tokens for a request estimated at `visible` (without
      * thinking), and the reply's output tokens.
      */

@@ -79,7 +79,7 @@ function chat(id: string, turns: number, chars: number): Session {
 const assistants = (ss: Session[]) => ss.reduce((n, s) => n + s.messages.filter((m) => m.role === "assistant").length, 0);
 
 const METRIC_KEYS = ["cost_usd", "input_tokens_total", "invariant_violations", "over_window", "prepare_ms_p50", "prepare_ms_p99", "requests", "retention", "summary_calls"];
-const RETENTION_KEYS = ["latest_request_pct", "modified_files_pct", "read_files_pct", "user_messages_pct"];
+const RETENTION_KEYS = ["commands_pct", "latest_request_pct", "modified_files_pct", "read_files_pct", "user_messages_pct"];
 
 test("replay: every policy, every window: requests, tokens, cost, summaries, retention, invariants", async () => {
   // "a" crosses lethe's and claude-code's thresholds at 8k before 50 messages (no snip on the summarised request).
@@ -104,12 +104,18 @@ test("replay: every policy, every window: requests, tokens, cost, summaries, ret
         assert.ok(d.repetitions_identical, `${at}: repetitions replay the same thing`);
         assert.equal(d.cache_read_tokens + d.cache_write_tokens, m.input_tokens_total, at);
         assert.equal(d.refused_requests, 0, at);
-        // Retention: null exactly when no summary compaction happened.
-        assert.equal(m.retention === null, m.summary_calls === 0, at);
+        // Retention: measured at every compaction that removed messages (summary, snip, reactive),
+        // null exactly when none happened; the per-kind figures add up to it.
+        const kinds = d.retention_compactions_by_kind;
+        assert.equal(kinds.summary, m.summary_calls, `${at}: every summary is measured`);
+        assert.equal(d.compactions.length, kinds.summary + kinds.snip + kinds.reactive, at);
+        assert.equal(m.retention === null, d.compactions.length === 0, at);
+        assert.equal(d.compactions.filter((c) => c.kind === "snip").length, kinds.snip, at);
+        assert.equal(d.compactions.filter((c) => c.kind === "snip").length, d.acted.snip ?? 0, `${at}: every snip is measured`);
+        for (const k of ["summary", "snip", "reactive"] as const) assert.equal(d.retention_by_kind[k] === null, kinds[k] === 0, `${at} ${k}`);
         if (m.retention) {
           assert.deepEqual(Object.keys(m.retention).sort(), RETENTION_KEYS, at);
           for (const v of Object.values(m.retention)) assert.ok(v === null || (v >= 0 && v <= 100), at);
-          assert.equal(d.compactions.length, m.summary_calls, at);
         }
         if (m.summary_calls > 0) assert.ok(d.summary_output_tokens > 0 && d.cost_summaries_usd > 0, `${at}: summaries are priced`);
       }
@@ -130,7 +136,7 @@ test("replay: every policy, every window: requests, tokens, cost, summaries, ret
     for (const name of ["lethe", "claude-code"]) {
       assert.ok(small[name]!.summary_calls > 0, name);
       assert.equal(large[name]!.summary_calls, 0, name);
-      assert.equal(large[name]!.retention, null, name);
+      assert.equal(r.detail[1]!.policies[name]!.retention_by_kind.summary, null, name);
       assert.ok(dSmall[name]!.summary_cache_read_tokens > dSmall[name]!.summary_cache_write_tokens, `${name}: the summary request reads the cached prefix`);
       assert.equal(dSmall[name]!.summary_fresh_requests, 0, name);
     }
@@ -263,9 +269,13 @@ test("retention: items from the recorded history, verbatim substrings of the reb
   assert.equal(items.userMessages.length, 2);
   assert.deepEqual(items.modified, ["src/file4.py", "src/file9.py"]);
   assert.equal(items.read.length, 8);
-  const rebuilt: Message[] = [text("user", `summary… ${items.latest} files: src/file4.py src/file1.py`)];
+  // The ten shell commands with their outcomes (all succeed: only the command line is looked for).
+  assert.equal(items.commands.length, 10);
+  assert.deepEqual(items.commands[4], { command: "sed -i 's/a/b/' src/file4.py", exit: "ok" });
+  const rebuilt: Message[] = [text("user", `summary… ${items.latest} files: src/file4.py src/file1.py\n$ cat src/file1.py  → ok\n$ sed -i \\'s/a/b/\\' src/file4.py`)];
   const s = measureRetention(items, rebuilt);
-  assert.deepEqual(s, { latest_request_pct: 100, user_messages_pct: 50, modified_files_pct: 50, read_files_pct: 12.5 });
+  // One command verbatim (cat src/file1.py); the sed one is escaped, which is not verbatim.
+  assert.deepEqual(s, { latest_request_pct: 100, user_messages_pct: 50, modified_files_pct: 50, read_files_pct: 12.5, commands_pct: 10 });
   assert.match(contextText([use("x", "cat a.txt"), result("x", "b")]), /cat a\.txt[\s\S]*\nb$/);
 });
 

@@ -9,7 +9,8 @@ test("layers run in SPEC order: budget, snip, micro", () => {
 
 test("reports what each layer did and the tokens after", () => {
   const h = [...bashSession(60, 12_000), calls(["bash", {}, "huge"]), results(["huge", "h".repeat(500_000)])];
-  const ctx = context();
+  // Snip leaves ten messages; with the newest result alone kept whole, micro has old ones to clear.
+  const ctx = context({ config: { micro: { keepRecent: 1 } } });
   const r = prepare(h, ctx);
   assert.deepEqual(r.reports.map((x) => x.layer), ["budget", "snip", "micro"]);
   assert.deepEqual(r.events.map((e) => e.kind), ["budget", "snip", "micro"]);

@@ -20,7 +20,7 @@ function pairsIntact(h: Message[]): boolean {
 }
 
 test("below the trigger nothing happens", () => {
-  const h = bashSession(24, 100); // 49 messages
+  const h = bashSession(14, 100); // 29 messages
   const r = snip(h, context({ config: noGate }));
   assert.equal(r.event, null);
   assert.equal(r.history, h);

@@ -92,3 +92,20 @@ test("property: a server that counts everything, at any steady ratio (0.15Ã—..6Ã
     { numRuns: 3_000 },
   );
 });
+
+test("after a rewrite (a compaction) the figure only re-anchors: a rebuilt history estimated higher than it counts is not a cap", () => {
+  const d = createTruncationDetector();
+  // A session growing normally teaches the ratio.
+  assert.equal(d.observe(5_000, 5_200, 100).kind, "counted");
+  assert.equal(d.observe(7_000, 7_300, 100).kind, "counted");
+  // A summary rewrote the history: the estimate grew by 1,500 while the count fell (the rebuilt
+  // text estimates high). observe() would call it a cap; reanchor() takes it as the new base.
+  assert.equal(d.observe(6_500, 8_800, 100).kind, "truncated");
+  const e = createTruncationDetector();
+  e.observe(5_000, 5_200, 100);
+  e.observe(7_000, 7_300, 100);
+  e.reanchor(6_500, 8_800);
+  // Growth from the new base is judged as usual: normal growth counts, a cap is still caught.
+  assert.equal(e.observe(8_500, 10_900, 100).kind, "counted");
+  assert.equal(e.observe(8_600, 14_000, 100).kind, "truncated");
+});

@@ -217,7 +217,7 @@ export const claudeCodePolicy: Policy = {
         }
         const estimate = Math.ceil((chars / CLAUDE_CODE.charsPerToken) * CLAUDE_CODE.pad) + images * CLAUDE_CODE.imageTokens;
         const tokens = (base < 0 ? 0 : base) + estimate;
-        if (tokens <= threshold) return { history: out, summaries: 0, rebuilt: false, acted };
+        if (tokens <= threshold) return { history: out, summaries: 0, compaction: null, acted };
 
         // Auto-compact: the summary call (the model; excluded from prepare_ms), then the rebuild.
         const request = summaryRequest({ model: "claude", system: session.system, history: out, instruction: CLAUDE_CODE_SUMMARY_INSTRUCTION, maxTokens: CLAUDE_CODE.summaryMaxTokens });
@@ -225,7 +225,7 @@ export const claudeCodePolicy: Policy = {
         const recent = [...reads.keys()].reverse();
         const rebuilt: Message = { role: "user", content: [{ type: "text", text: claudeCodeContinuation(summary) }, ...restoredFileBlocks(recent, readFile)] };
         anchor = null;
-        return { history: [rebuilt], summaries: 1, rebuilt: true, acted: [...acted, "summarize"] };
+        return { history: [rebuilt], summaries: 1, compaction: "summary", acted: [...acted, "summarize"] };
       },
       observe(_sent, reply, usage) {
         anchor = { reply, total: usage.input_tokens + usage.output_tokens };

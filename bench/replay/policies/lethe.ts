@@ -84,7 +84,9 @@ export const lethePolicy: Policy = {
         const r = await engine.beforeRequest(live, call);
         // A summary compaction; a reactive one that only shrank results (summarizer "none") made no call.
         const summaries = r.events.filter((e) => (e.kind === "summarize" || e.kind === "reactive") && e.summarizer !== "none").length;
-        return { history: r.history, summaries, rebuilt: summaries > 0, acted: r.events.map((e) => e.kind) };
+        const acted = r.events.map((e) => e.kind);
+        const compaction = summaries > 0 ? "summary" : acted.includes("snip") ? "snip" : acted.includes("reactive") ? "reactive" : null;
+        return { history: r.history, summaries, compaction, acted };
       },
       arrive(messages) {
         for (const m of messages) transcript.appendMessage(m);

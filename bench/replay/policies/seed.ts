@@ -368,7 +368,7 @@ export const seedPolicy: Policy = {
             }
           }
         }
-        return { history: messages, summaries, rebuilt: summaries > 0, acted };
+        return { history: messages, summaries, compaction: summaries > 0 ? "summary" : acted.includes("snip") ? "snip" : null, acted };
       },
       observe() {},
     };

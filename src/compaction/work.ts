@@ -1,0 +1,191 @@
+// The work record: what the agent already did in a part of the history a snip removes, so that
+// after the snip it does not try again what it tried before ("it repeats work after compaction").
+// Commands with their outcome, and the agent's own latest conclusions, in a small deterministic
+// block that each later snip folds forward (the ledger carries the files; this carries the work).
+import { blocksOf, resultPlainText } from "../messages/blocks.ts";
+import type { Message, ToolUseBlock } from "../messages/types.ts";
+import type { TokenCounter } from "../tokens/count.ts";
+import { exitStatus } from "./digest.ts";
+import { WORK_CLOSE, WORK_OPEN } from "./tags.ts";
+
+/** Longest command line kept (its first line, verbatim up to here). */
+export const COMMAND_CHARS = 200;
+/** Longest error line kept with a failed command. */
+export const ERROR_CHARS = 120;
+
+/** One shell command and how it ended. */
+export interface CommandOutcome {
+  /** The command's first line, trimmed, at most COMMAND_CHARS characters. */
+  command: string;
+  /** Exit status as reported ("0", "1", "ok", "error"). */
+  exit: string;
+  /** The line that says what went wrong, when it failed. */
+  error?: string;
+}
+
+// Editor tools take a `command` too ("view", "str_replace"), but it is not a shell command.
+const NOT_SHELL = new Set(["str_replace_editor", "str_replace_based_edit_tool", "todowrite", "todo_write", "task"]);
+
+/** The shell command a tool call ran (bash, shell, execute, SWE-agent's commands), or undefined. */
+export function shellCommandOf(use: ToolUseBlock): string | undefined {
+  if (NOT_SHELL.has(use.name.toLowerCase())) return undefined;
+  const input = (use.input ?? {}) as Record<string, unknown>;
+  const c = input.command ?? input.cmd;
+  if (typeof c === "string" && c.trim()) return c;
+  if (Array.isArray(c) && c.every((x) => typeof x === "string") && c.length > 0) return c.join(" ");
+  return undefined;
+}
+
+/** A command's line as a record keeps it: the first non-empty line, trimmed, clipped. */
+export function commandLine(command: string): string {
+  const first = command.split("\n").find((l) => l.trim()) ?? "";
+  return first.trim().slice(0, COMMAND_CHARS);
+}
+
+/**
+ * The line of a failed command's output that says what went wrong: a Python-style exception
+ * line (`ValueError: …`, the last of a traceback), else the first line naming an error.
+ */
+export function errorLine(output: string): string | undefined {
+  const lines = output.replace(/<\/?(returncode|output)>/g, "").split("\n");
+  let exception: string | undefined;
+  for (const l of lines) if (/^\s*[\w.]*(?:Error|Exception|Exit)\b[^\n]*:/.test(l)) exception = l;
+  const line = exception ?? lines.find((l) => /error|fail|fatal|not found|denied|no such|invalid|cannot/i.test(l) && !/^Traceback \(most recent/.test(l.trim()));
+  const t = line?.trim();
+  return t ? t.slice(0, ERROR_CHARS) : undefined;
+}
+
+/** Every shell command of a history with its outcome, oldest first (unanswered calls are left out). */
+export function commandOutcomes(history: readonly Message[]): CommandOutcome[] {
+  const pending = new Map<string, string>();
+  const out: CommandOutcome[] = [];
+  for (const m of history) {
+    for (const b of blocksOf(m)) {
+      if (b.type === "tool_use") {
+        const c = shellCommandOf(b);
+        if (c !== undefined) pending.set(b.id, c);
+      } else if (b.type === "tool_result") {
+        const c = pending.get(b.tool_use_id);
+        if (c === undefined) continue;
+        pending.delete(b.tool_use_id);
+        const text = resultPlainText(b.content);
+        const { exit, error } = exitStatus(text, b.is_error);
+        const o: CommandOutcome = { command: commandLine(c), exit };
+        if (error) {
+          const e = errorLine(text);
+          if (e) o.error = e;
+        }
+        if (o.command) out.push(o);
+      }
+    }
+  }
+  return out;
+}
+
+/** The work record's settings. */
+export interface WorkLimits {
+  /** Commands kept (the newest). */
+  commands: number;
+  /** Conclusions kept (the assistant's newest texts) and the characters of each. */
+  notes: number;
+  noteChars: number;
+}
+
+export const WORK_LIMITS: WorkLimits = { commands: 30, notes: 2, noteChars: 300 };
+
+export interface WorkRecord {
+  commands: CommandOutcome[];
+  /** The assistant's own latest words in the removed part (what it concluded). */
+  notes: string[];
+}
+
+/** The assistant's newest texts, oldest first, each on one line and clipped. */
+function notesOf(history: readonly Message[], limits: WorkLimits): string[] {
+  const out: string[] = [];
+  for (let i = history.length - 1; i >= 0 && out.length < limits.notes; i--) {
+    const m = history[i]!;
+    if (m.role !== "assistant") continue;
+    const text = blocksOf(m)
+      .map((b) => (b.type === "text" ? b.text : ""))
+      .join(" ")
+      .replace(/\s+/g, " ")
+      .trim();
+    if (text) out.unshift(text.length > limits.noteChars ? `${text.slice(0, limits.noteChars - 1)}…` : text);
+  }
+  return out;
+}
+
+/** The record of a removed part, folded onto the one an earlier snip carried (newest kept). */
+export function workRecordOf(removed: readonly Message[], before: WorkRecord | undefined, limits: WorkLimits = WORK_LIMITS): WorkRecord {
+  const commands = [...(before?.commands ?? []), ...commandOutcomes(removed)].slice(-limits.commands);
+  const own = notesOf(removed, limits);
+  const notes = [...(before?.notes ?? []), ...own].slice(-limits.notes);
+  return { commands, notes };
+}
+
+function outcomeText(o: CommandOutcome): string {
+  if (!o.error && (o.exit === "0" || o.exit === "ok")) return "ok";
+  return o.error ? `exit ${o.exit}: ${o.error}` : `exit ${o.exit}`;
+}
+
+/** Between a command and its outcome on a record's line (the first one on the line: errors are the likelier to hold one). */
+const ARROW = "  → ";
+
+/** Render as a tagged block a later snip parses back. One line per command: `$ <command>  → <outcome>`. */
+export function renderWork(w: WorkRecord): string {
+  const lines = [WORK_OPEN, "Work done in the removed part (newest last; do not repeat what failed the same way):"];
+  for (const o of w.commands) lines.push(`$ ${o.command}${ARROW}${outcomeText(o)}`);
+  for (const n of w.notes) lines.push(`noted: ${n}`);
+  lines.push(WORK_CLOSE);
+  return lines.join("\n");
+}
+
+/** The record carried in a text, if any (the inverse of renderWork). */
+export function parseWork(text: string): WorkRecord | undefined {
+  const start = text.indexOf(WORK_OPEN);
+  const end = text.indexOf(WORK_CLOSE, start);
+  if (start < 0 || end < 0) return undefined;
+  const lines = text.slice(start + WORK_OPEN.length, end).split("\n");
+  const w: WorkRecord = { commands: [], notes: [] };
+  for (const l of lines) {
+    if (l.startsWith("$ ")) {
+      const at = l.indexOf(ARROW);
+      const o: CommandOutcome = { command: at < 0 ? l.slice(2) : l.slice(2, at), exit: "ok" };
+      const m = at < 0 ? null : /^(?:ok|exit (\S+?)(?:: (.*))?)$/.exec(l.slice(at + ARROW.length));
+      if (m?.[1] !== undefined) o.exit = m[1];
+      if (m?.[2] !== undefined) o.error = m[2];
+      w.commands.push(o);
+    } else if (l.startsWith("noted: ")) {
+      w.notes.push(l.slice(7));
+    }
+  }
+  return w;
+}
+
+/** The newest work record carried in a history's text (an earlier snip's or rebuild's), if any. */
+export function carriedWorkOf(history: readonly Message[]): WorkRecord | undefined {
+  for (let i = history.length - 1; i >= 0; i--) {
+    const m = history[i]!;
+    if (m.role !== "user") continue;
+    const blocks = blocksOf(m);
+    for (let k = blocks.length - 1; k >= 0; k--) {
+      const b = blocks[k]!;
+      if (b.type === "text" && b.text.startsWith(WORK_OPEN)) return parseWork(b.text);
+    }
+  }
+  return undefined;
+}
+
+/** The record rendered within `tokens`: the oldest commands go first, then the notes. */
+export function renderWorkWithin(w: WorkRecord, tokens: number, counter: TokenCounter): string | undefined {
+  const cut: WorkRecord = { commands: w.commands.slice(), notes: w.notes.slice() };
+  for (;;) {
+    if (cut.commands.length + cut.notes.length === 0) return undefined;
+    const text = renderWork(cut);
+    if (counter.text(text) <= tokens) return text;
+    // Drop about a fifth at a time: a 30-line record fits in a few renders, not thirty.
+    const drop = Math.max(1, Math.floor(cut.commands.length / 5));
+    if (cut.commands.length > 0) cut.commands.splice(0, drop);
+    else cut.notes.shift();
+  }
+}

@@ -1,0 +1,99 @@
+// The work record a snip carries: commands with their outcomes and the agent's conclusions, so the
+// agent does not repeat, after a snip, what it already tried.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import { type CommandOutcome, commandOutcomes, errorLine, parseWork, renderWork, workRecordOf, type WorkRecord } from "../../src/compaction/work.ts";
+import type { LayerContext } from "../../src/compaction/types.ts";
+import { createMemoryStore } from "../../src/session/tool-results.ts";
+import { snip } from "../../src/compaction/snip.ts";
+import { DEFAULT_CONFIG } from "../../src/compaction/config.ts";
+import { tagOf } from "../../src/compaction/tags.ts";
+import { createTokenCounter } from "../../src/tokens/count.ts";
+import type { Message } from "../../src/messages/types.ts";
+import { measureRetention, retentionItems } from "../../bench/replay/retention.ts";
+
+const call = (id: string, command: string): Message => ({ role: "assistant", content: [{ type: "text", text: `Running ${id}.` }, { type: "tool_use", id, name: "bash", input: { command } }] });
+const answer = (id: string, output: string, isError = false): Message => ({ role: "user", content: [{ type: "tool_result", tool_use_id: id, content: output, ...(isError ? { is_error: true } : {}) }] });
+
+test("errorLine: the exception line of a traceback, else the first line naming an error", () => {
+  const tb = "Traceback (most recent call last):\n  File \"t.py\", line 3, in <module>\n    import pytz\nModuleNotFoundError: No module named 'pytz'";
+  assert.equal(errorLine(tb), "ModuleNotFoundError: No module named 'pytz'");
+  assert.equal(errorLine("<returncode>2</returncode>\n<output>\nls: cannot access 'x': No such file or directory\n</output>"), "ls: cannot access 'x': No such file or directory");
+  assert.equal(errorLine("all good\n"), undefined);
+  assert.equal(errorLine(`error: ${"x".repeat(500)}`)!.length, 120);
+});
+
+test("commandOutcomes: shell calls only, first line of the command, exit status and error line", () => {
+  const h: Message[] = [
+    { role: "user", content: "fix it" },
+    call("a", "cd /testbed && cat > t.py << 'EOF'\nimport pytz\nEOF\npython t.py"),
+    answer("a", "<returncode>1</returncode>\n<output>\nTraceback (most recent call last):\nModuleNotFoundError: No module named 'pytz'\n</output>"),
+    { role: "assistant", content: [{ type: "tool_use", id: "b", name: "str_replace_editor", input: { command: "view", path: "/x.py" } }] },
+    answer("b", "file"),
+    call("c", "pip install pytz"),
+    answer("c", "<returncode>0</returncode>\n<output>\n</output>"),
+  ];
+  assert.deepEqual(commandOutcomes(h), [
+    { command: "cd /testbed && cat > t.py << 'EOF'", exit: "1", error: "ModuleNotFoundError: No module named 'pytz'" },
+    { command: "pip install pytz", exit: "0" },
+  ]);
+});
+
+test("the record: parse(render(w)) = w, and it is classified as carried state", () => {
+  const line = fc.stringMatching(/^[^\n]{1,80}$/).map((s) => s.trim()).filter((s) => s.length > 0 && !s.includes("  → "));
+  const outcome = fc.record({ command: line, exit: fc.constantFrom("0", "1", "127", "ok", "error"), error: fc.option(line, { nil: undefined }) });
+  fc.assert(
+    fc.property(fc.array(outcome, { maxLength: 12 }), fc.array(line, { maxLength: 2 }), (cmds, notes) => {
+      const commands: CommandOutcome[] = cmds.map((c) => (c.error === undefined ? { command: c.command, exit: c.exit } : c));
+      const w: WorkRecord = { commands, notes };
+      const text = renderWork(w);
+      assert.equal(tagOf(text), "work");
+      const back = parseWork(text)!;
+      assert.deepEqual(back.notes, notes);
+      assert.deepEqual(back.commands.map((c) => c.command), commands.map((c) => c.command));
+      // A success reads back as ok; a failure keeps its exit status and error line.
+      back.commands.forEach((c, i) => {
+        const o = commands[i]!;
+        if (o.error !== undefined) assert.deepEqual([c.exit, c.error], [o.exit, o.error]);
+        else if (o.exit !== "0" && o.exit !== "ok") assert.equal(c.exit, o.exit);
+      });
+    }),
+    { numRuns: 200 },
+  );
+});
+
+test("workRecordOf folds an earlier record forward and keeps the newest commands", () => {
+  const removed: Message[] = [];
+  for (let i = 0; i < 40; i++) removed.push(call(`t${i}`, `echo ${i}`), answer(`t${i}`, `${i}`));
+  const w = workRecordOf(removed, { commands: [{ command: "make", exit: "2", error: "make: *** [all] Error 2" }], notes: ["old note"] });
+  assert.equal(w.commands.length, 30);
+  assert.equal(w.commands[29]!.command, "echo 39");
+  assert.equal(w.commands[0]!.command, "echo 10");
+  assert.deepEqual(w.notes, ["Running t38.", "Running t39."]);
+  const few = workRecordOf(removed.slice(0, 4), { commands: [{ command: "make", exit: "2", error: "boom error" }], notes: [] });
+  assert.deepEqual(few.commands.map((c) => c.command), ["make", "echo 0", "echo 1"]);
+});
+
+test("snip carries the work of what it removes, through a second snip, and retention sees it", () => {
+  const ctx = (): LayerContext => ({ config: DEFAULT_CONFIG, window: { contextWindow: 32_000, maxOutputTokens: 8_000 }, tokens: createTokenCounter(), fixedTokens: 0, archivePath: "/tmp/t.jsonl", store: createMemoryStore(), now: 0 });
+  const h: Message[] = [{ role: "user", content: "Task: make the tests pass." }];
+  for (let i = 0; i < 40; i++) {
+    h.push(call(`t${i}`, i === 30 ? "python -m pytest tests/test_a.py" : `grep -n thing${i} src/mod${i}.py ${"x".repeat(3_000)}`));
+    h.push(answer(`t${i}`, i === 30 ? "E   AssertionError: expected 2, got 3\nFAILED tests/test_a.py::test_x" : `found ${"y".repeat(2_500)}`, i === 30));
+  }
+  const first = snip(h, ctx());
+  assert.ok(first.event, "the long history is snipped");
+  const text = (m: readonly Message[]) => JSON.stringify(m);
+  assert.ok(text(first.history).includes("$ python -m pytest tests/test_a.py  → exit error: E   AssertionError: expected 2, got 3"), "the failed run and why it failed");
+  // Grow again and snip again: the record of the first snip is folded into the second's.
+  const more = first.history.slice();
+  for (let i = 40; i < 70; i++) more.push(call(`t${i}`, `ls dir${i}`), answer(`t${i}`, `z${"w".repeat(3_000)}`));
+  const second = snip(more, ctx());
+  assert.ok(second.event);
+  const carried = JSON.stringify(second.history);
+  assert.equal(carried.split("<lethe-work>").length - 1, 1, "one record, not one per snip");
+  // The newest 30 commands before the second snip are all in its context, each with its outcome.
+  const items = retentionItems(more, createTokenCounter());
+  assert.equal(measureRetention(items, second.history).commands_pct, 100);
+});
