@@ -6,8 +6,9 @@
 // input tokens, prompt-cache cost and retention after summary compactions. See
 // bench/replay/harness.ts for the protocol.
 //
-//   tsx bench/replay.ts [--corpus FILE] [--window N]… [--out FILE] [--policy NAME]… [--session ID]… [--repeat K] [--no-warmup]
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+//   tsx bench/replay.ts [--corpus FILE[.gz]] [--diffs FILE] [--window N]… [--out FILE] [--policy NAME]… [--session ID]… [--repeat K] [--no-warmup]
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { gunzipSync } from "node:zlib";
 import { cpus, platform, release } from "node:os";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -19,15 +20,20 @@ import { SEED } from "./replay/policies/seed.ts";
 import { MULT } from "./replay/pricing.ts";
 import { RETENTION_KEYS, RETENTION_USER_BUDGET } from "./replay/retention.ts";
 import { costRatioTable, costRatios, retentionKindTable } from "./replay/report.ts";
+import { ledgerRecall } from "./replay/ledger-recall.ts";
 import type { Policy, Session } from "./replay/types.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const DEFAULT_CORPUS = resolve(ROOT, "../shared/corpus/real_sessions.jsonl");
 const DEFAULT_OUT = resolve(ROOT, "bench/results/replay.json");
+/** The shared corpus's ground truth for the ledger (its lines are read-only): bench/corpus/PROVENANCE.md. */
+const SHARED_DIFFS = resolve(ROOT, "bench/corpus/shared_final_diffs.json");
 const DEFAULT_WINDOWS = [32_000, 64_000, 200_000];
 
 interface Args {
   corpus: string;
+  /** Ground truth for the ledger (session id → files of its final diff), when lines lack it. */
+  diffs: string | undefined;
   windows: number[];
   out: string;
   policies: Policy[];
@@ -38,12 +44,12 @@ interface Args {
 
 function usage(msg: string): never {
   console.error(`bench:replay: ${msg}`);
-  console.error("usage: tsx bench/replay.ts [--corpus FILE] [--window N]… [--out FILE] [--policy NAME]… [--session ID]… [--repeat K] [--no-warmup]");
+  console.error("usage: tsx bench/replay.ts [--corpus FILE[.gz]] [--diffs FILE] [--window N]… [--out FILE] [--policy NAME]… [--session ID]… [--repeat K] [--no-warmup]");
   process.exit(2);
 }
 
 export function parseArgs(argv: string[]): Args {
-  const a: Args = { corpus: DEFAULT_CORPUS, windows: [], out: DEFAULT_OUT, policies: [], sessions: [], warmup: true, repeat: DEFAULT_REPEAT };
+  const a: Args = { corpus: DEFAULT_CORPUS, diffs: undefined, windows: [], out: DEFAULT_OUT, policies: [], sessions: [], warmup: true, repeat: DEFAULT_REPEAT };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i]!;
     const eq = flag.indexOf("=");
@@ -56,6 +62,9 @@ export function parseArgs(argv: string[]): Args {
     switch (name) {
       case "--corpus":
         a.corpus = resolve(value());
+        break;
+      case "--diffs":
+        a.diffs = resolve(value());
         break;
       case "--out":
         a.out = resolve(value());
@@ -99,14 +108,24 @@ export function parseArgs(argv: string[]): Args {
   return a;
 }
 
-export function loadCorpus(path: string): Session[] {
+/**
+ * Sessions of a corpus (JSONL, or JSONL.gz). Ground truth for the ledger comes from each line's
+ * meta.final_diff_files, or from `diffs` (a JSON object: session id → files), for a corpus whose
+ * lines cannot carry it.
+ */
+export function loadCorpus(path: string, diffs?: string): Session[] {
   const out: Session[] = [];
-  const lines = readFileSync(path, "utf8").split("\n");
+  const raw = readFileSync(path);
+  const lines = (path.endsWith(".gz") ? gunzipSync(raw) : raw).toString("utf8").split("\n");
+  const truth = diffs && existsSync(diffs) ? (JSON.parse(readFileSync(diffs, "utf8")) as Record<string, string[]>) : {};
   lines.forEach((line, i) => {
     if (line.trim() === "") return;
-    const o = JSON.parse(line) as { id?: unknown; system?: unknown; messages?: unknown };
+    const o = JSON.parse(line) as { id?: unknown; system?: unknown; messages?: unknown; meta?: { final_diff_files?: unknown } };
     if (typeof o.id !== "string" || !Array.isArray(o.messages)) throw new Error(`${path}:${i + 1}: expected {id, system, messages}`);
-    out.push({ id: o.id, system: typeof o.system === "string" ? o.system : JSON.stringify(o.system ?? ""), messages: o.messages as Session["messages"] });
+    const s: Session = { id: o.id, system: typeof o.system === "string" ? o.system : JSON.stringify(o.system ?? ""), messages: o.messages as Session["messages"] };
+    const files = o.meta?.final_diff_files ?? truth[o.id];
+    if (Array.isArray(files) && files.every((f) => typeof f === "string")) s.finalDiffFiles = files as string[];
+    out.push(s);
   });
   return out;
 }
@@ -213,11 +232,12 @@ function costTable(result: ReplayResult): string {
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
-  let sessions = loadCorpus(args.corpus);
+  let sessions = loadCorpus(args.corpus, args.diffs ?? (args.corpus === DEFAULT_CORPUS ? SHARED_DIFFS : undefined));
   if (args.sessions.length > 0) {
     sessions = sessions.filter((s) => args.sessions.includes(s.id));
     if (sessions.length === 0) usage(`no session matches ${args.sessions.join(", ")}`);
   }
+  const recall = ledgerRecall(sessions);
   const t0 = Date.now();
   const jitter = machineJitter(1000);
   console.error(`machine jitter: ${jitter.gaps_per_s} pauses/s, ${jitter.lost_pct}% of wall time lost (median pause ${jitter.median_gap_ms} ms)`);
@@ -234,6 +254,7 @@ async function main(): Promise<void> {
     detail: result.detail,
     sessions: result.sessions,
     cost_vs_claude_code: costRatios(result),
+    ledger_recall: recall,
   };
   writeJsonAtomic(args.out, json);
   console.log(table(result));
@@ -241,6 +262,11 @@ async function main(): Promise<void> {
   console.log(`\n${retentionKindTable(result)}`);
   const ratios = costRatioTable(json.cost_vs_claude_code);
   if (ratios) console.log(`\n${ratios}`);
+  console.log(
+    recall
+      ? `\nledger vs final diffs: ${recall.found}/${recall.files} files found as modified, over ${recall.sessions} sessions with a known diff${recall.missed.length ? `; missed: ${recall.missed.join(", ")}` : ""}`
+      : "\nledger vs final diffs: no ground truth for this corpus",
+  );
   console.log(`\nwrote ${args.out} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 }
 

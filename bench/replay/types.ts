@@ -7,6 +7,8 @@ export interface Session {
   id: string;
   system: string;
   messages: Message[];
+  /** Files the session's final diff changed (ground truth for the ledger), when known. */
+  finalDiffFiles?: string[];
 }
 
 export interface Window {
