@@ -19,6 +19,7 @@ import { createFileStore, createMemoryStore, resultFileName } from "./session/to
 import { createTokenCounter } from "./tokens/count.ts";
 import { createContextMeter, usageInput } from "./tokens/meter.ts";
 import { createTruncationDetector } from "./tokens/truncation.ts";
+import { createFollower } from "./engine-follow.ts";
 
 const MIN_LEARNED_WINDOW = 1_024;
 
@@ -116,12 +117,20 @@ export function createEngine(opts: EngineOptions): Engine {
     if ("tokensBefore" in e) {
       opts.transcript.appendBoundary({ kind: e.kind, tokens_before: e.tokensBefore, tokens_after: e.tokensAfter, history, summary, details: { ...e }, ...what });
     } else if (e.kind === "budget" || e.kind === "snip" || e.kind === "micro") {
+      // A snip is a resume point: its head, and where in the transcript its kept tail starts (so
+      // a resume reads the file from there, not from the start).
+      const tailFrom = e.kind === "snip" && before && after ? uuidOf?.(before[e.to]!) : undefined;
+      const resume = tailFrom !== undefined && e.kind === "snip" ? { head: after!.slice(0, e.from), tail_from: tailFrom } : {};
       // The cheap layers report what they freed; the numbers come from the tokens measured after them.
-      opts.transcript.appendBoundary({ kind: e.kind, tokens_before: counted?.tokens_before ?? -1, tokens_after: counted?.tokens_after ?? -1, details: { ...e }, ...what });
+      opts.transcript.appendBoundary({ kind: e.kind, tokens_before: counted?.tokens_before ?? -1, tokens_after: counted?.tokens_after ?? -1, details: { ...e }, ...what, ...resume });
     }
   }
 
-  function prepareSync(history: readonly Message[], call: PrepareCall = {}): EnginePrepareResult {
+  // A host that passes its own full history every time pays for what is new, not for the session.
+  const follower = createFollower();
+
+  function prepareSync(input: readonly Message[], call: PrepareCall = {}): EnginePrepareResult {
+    const history = follower.resolve(input);
     // Every request passes through repair first and validate last.
     const repaired = repair(history);
     // The file ledger is parsed a turn at a time, not all at once when a compaction walks it.
@@ -135,6 +144,7 @@ export function createEngine(opts: EngineOptions): Engine {
       record(e, undefined, undefined, records?.get(e), e.kind === "snip" ? repaired.history : undefined, e.kind === "snip" ? result.history : undefined);
       emit(e);
     }
+    follower.remember(input, result.history);
     return { ...result, measuredTokens, fixes: repaired.fixes, overThreshold: measuredTokens > result.threshold };
   }
 
@@ -174,6 +184,48 @@ export function createEngine(opts: EngineOptions): Engine {
     if (cause === "truncated") unreported.push(event);
   }
 
+  async function recoverFrom(history: readonly Message[], error: Parameters<Engine["recover"]>[1], call: PrepareCall): Promise<RequestReady> {
+    const start = emitted.length;
+    if (error.limitTokens && error.limitTokens < window.contextWindow) {
+      learnWindow(error.limitTokens, "limit_error", `the server's context is ${error.limitTokens.toLocaleString("en-US")} tokens, not ${window.contextWindow.toLocaleString("en-US")}`);
+    }
+    const ctx = layerContext(call);
+    const fixed = call.fixedTokens ?? 0;
+    // Shrinking alone was enough: the history goes out without a summary.
+    const done = (out: Message[], event: SummarizeEvent): RequestReady => {
+      record(event, out, undefined, undefined, history);
+      emit(event);
+      return { history: out, events: since(start), tokens: event.tokensAfter, threshold };
+    };
+    let source = repair(history).history;
+    if (error.overBytes) {
+      // A limit on bytes (413): attachments weigh megabytes and few tokens; take them out first.
+      const target = byteTarget(source, error.limitBytes);
+      const bytes = shrinkBytes(source, target);
+      if (bytes.removed.length > 0) {
+        source = checked(bytes.history);
+        // Enough when it reached the target; otherwise the token path below shrinks further.
+        if (bytes.bytesAfter <= target) {
+          return done(source, shrinkOnlyEvent({ tokensBefore: fixed + counter.messages(history), tokensAfter: fixed + counter.messages(source), messagesBefore: history.length, messagesAfter: source.length, bytes }));
+        }
+      }
+    }
+    const over = error.actualTokens && error.limitTokens ? error.actualTokens - error.limitTokens : 0;
+    const shrunk = shrinkFresh(source, ctx, over);
+    if (shrunk.event) {
+      const after = fixed + counter.messages(shrunk.history);
+      record(shrunk.event, undefined, undefined, { kind: "budget", tokens_before: after + shrunk.freedTokens, tokens_after: after });
+      emit(shrunk.event);
+      // Freed clearly more than the overage: retry without a summary.
+      if (over > 0 && shrunk.freedTokens > over * 1.2 + window.maxOutputTokens * 0.1) {
+        const out = checked(shrunk.history);
+        return done(out, shrinkOnlyEvent({ tokensBefore: after + shrunk.freedTokens, tokensAfter: after, messagesBefore: history.length, messagesAfter: out.length }));
+      }
+    }
+    const r = await summarise(shrunk.history, "reactive", call);
+    return { ...r, events: since(start) };
+  }
+
   return {
     config,
     get threshold() {
@@ -207,54 +259,24 @@ export function createEngine(opts: EngineOptions): Engine {
         return ensureFits({ history: p.history, events: since(start), tokens: p.measuredTokens, threshold }, false);
       }
       const r = await summarise(p.history, "summarize", call);
+      if (r.history !== p.history) follower.replaceOutput(r.history);
       return ensureFits({ ...r, events: since(start) });
     },
 
     async compact(history, call = {}) {
       const p = prepareSync(history, call);
-      return summarise(p.history, call.kind ?? "manual", call, call.focus);
+      const r = await summarise(p.history, call.kind ?? "manual", call, call.focus);
+      if (r.history !== p.history) follower.replaceOutput(r.history);
+      return r;
     },
 
     async recover(history, error, call = {}) {
-      const start = emitted.length;
-      if (error.limitTokens && error.limitTokens < window.contextWindow) {
-        learnWindow(error.limitTokens, "limit_error", `the server's context is ${error.limitTokens.toLocaleString("en-US")} tokens, not ${window.contextWindow.toLocaleString("en-US")}`);
-      }
-      const ctx = layerContext(call);
-      const fixed = call.fixedTokens ?? 0;
-      // Shrinking alone was enough: the history goes out without a summary.
-      const done = (out: Message[], event: SummarizeEvent): RequestReady => {
-        record(event, out, undefined, undefined, history);
-        emit(event);
-        return { history: out, events: since(start), tokens: event.tokensAfter, threshold };
-      };
-      let source = repair(history).history;
-      if (error.overBytes) {
-        // A limit on bytes (413): attachments weigh megabytes and few tokens; take them out first.
-        const target = byteTarget(source, error.limitBytes);
-        const bytes = shrinkBytes(source, target);
-        if (bytes.removed.length > 0) {
-          source = checked(bytes.history);
-          // Enough when it reached the target; otherwise the token path below shrinks further.
-          if (bytes.bytesAfter <= target) {
-            return done(source, shrinkOnlyEvent({ tokensBefore: fixed + counter.messages(history), tokensAfter: fixed + counter.messages(source), messagesBefore: history.length, messagesAfter: source.length, bytes }));
-          }
-        }
-      }
-      const over = error.actualTokens && error.limitTokens ? error.actualTokens - error.limitTokens : 0;
-      const shrunk = shrinkFresh(source, ctx, over);
-      if (shrunk.event) {
-        const after = fixed + counter.messages(shrunk.history);
-        record(shrunk.event, undefined, undefined, { kind: "budget", tokens_before: after + shrunk.freedTokens, tokens_after: after });
-        emit(shrunk.event);
-        // Freed clearly more than the overage: retry without a summary.
-        if (over > 0 && shrunk.freedTokens > over * 1.2 + window.maxOutputTokens * 0.1) {
-          const out = checked(shrunk.history);
-          return done(out, shrinkOnlyEvent({ tokensBefore: after + shrunk.freedTokens, tokensAfter: after, messagesBefore: history.length, messagesAfter: out.length }));
-        }
-      }
-      const r = await summarise(shrunk.history, "reactive", call);
-      return { ...r, events: since(start) };
+      // A host following its own full history sent what lethe made of it: the recovered
+      // history stands for that from now on.
+      const ours = follower.isLastOutput(history);
+      const r = await recoverFrom(history, error, call);
+      if (ours) follower.replaceOutput(r.history);
+      return r;
     },
 
     observe(sent, reply, usage, call = {}) {

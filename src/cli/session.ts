@@ -9,6 +9,7 @@ import { createCommandHooks } from "../hooks/compact-hooks.ts";
 import type { ModelClient, ToolDefinition } from "../model/types.ts";
 import { type SessionPaths, createSessionDir, latestSession, listSessions, resolveSession } from "../session/paths.ts";
 import { type TranscriptWriter, loadTranscript, openTranscript, resumeContext } from "../session/transcript.ts";
+import { loadTranscriptTail } from "../session/transcript-tail.ts";
 import type { Usage } from "../tokens/meter.ts";
 import { createToolset, toolDefinitions } from "../tools/index.ts";
 import type { PermissionRequest, Tool, ToolContext } from "../tools/types.ts";
@@ -233,7 +234,8 @@ export class AgentSession {
     this.history = [];
     this.loadWarnings = [];
     if (resume) {
-      const loaded = loadTranscript(paths.transcript);
+      // From the last resume point on: a long session's file is not read from the start.
+      const loaded = loadTranscriptTail(paths.transcript);
       this.loadWarnings = [...loaded.errors, ...loaded.warnings];
       this.history = resumeContext(loaded.entries);
     }

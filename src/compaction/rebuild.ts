@@ -135,7 +135,7 @@ function restoreFiles(paths: string[], input: RebuildInput): { blocks: ContentBl
 }
 
 /** Keep the ledger within its cap: modified paths first, then the newest reads. */
-function boundedLedger(l: FileLedger, cap: number, counter: TokenCounter): FileLedger {
+export function boundedLedger(l: FileLedger, cap: number, counter: TokenCounter): FileLedger {
   let out = l;
   while (counter.text(renderLedger(out)) > cap && out.read.size + out.modified.size > 1) {
     const read = [...out.read];

@@ -16,6 +16,7 @@ import type { ContentBlock, Message } from "../messages/types.ts";
 const isCarried = (text: string) => isLetheText(text) || text.startsWith(USER_MESSAGE_PREFIX);
 import { autoCompactThreshold, rebuildBudgets } from "./config.ts";
 import { ledgerOf, renderLedger } from "./ledger.ts";
+import { boundedLedger } from "./rebuild.ts";
 import { USER_MESSAGE_PREFIX, carryAttachments, isLetheText, selectUserMessages, userMessagesOf } from "./retain.ts";
 import { snipBoundary } from "./markers.ts";
 import { carriedWorkOf, renderWorkWithin, workRecordOf } from "./work.ts";
@@ -59,7 +60,8 @@ export function snip(history: readonly Message[], ctx: LayerContext): LayerResul
   const ledger = ledgerOf(scope);
   const carried: ContentBlock[] = [{ type: "text", text: note }, ...kept.map((t) => ({ type: "text" as const, text: `${USER_MESSAGE_PREFIX}${t}` }))];
   carried.push(...carryAttachments(scope, budgets.restoreTotalTokens, ctx.tokens, ctx.archivePath ? ` (${ctx.archivePath})` : "").blocks);
-  if (ledger.read.size + ledger.modified.size > 0) carried.push({ type: "text", text: renderLedger(ledger) });
+  // Capped as a rebuild caps it (modified files first): uncapped, it grew with every snip.
+  if (ledger.read.size + ledger.modified.size > 0) carried.push({ type: "text", text: renderLedger(boundedLedger(ledger, budgets.ledgerTokens, ctx.tokens)) });
   // What was tried and how it ended: without it the agent repeats work after a snip.
   const work = workRecordOf(history.slice(cut.head, cut.tail), carriedWorkOf([carriedBefore]));
   const workText = renderWorkWithin(work, budgets.workTokens, ctx.tokens);

@@ -8,10 +8,11 @@
 // filename-safe characters: 20250314-101502-123-9f86d081e2.
 import { LetheError } from "../errors.ts";
 import { randomBytes } from "node:crypto";
-import { accessSync, constants, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { accessSync, closeSync, constants, mkdirSync, openSync, readSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { StringDecoder } from "node:string_decoder";
 import { join, resolve } from "node:path";
 import type { Message } from "../messages/types.ts";
-import { loadTranscript } from "./transcript.ts";
+import { loadTranscript, parseTranscript } from "./transcript.ts";
 
 /** lethe's folder in a workspace. */
 export const LETHE_DIR = ".lethe";
@@ -34,7 +35,7 @@ export interface SessionPaths {
 export interface SessionSummary extends SessionPaths {
   /** The first thing the user typed, on one line, shortened (empty when none yet). */
   preview: string;
-  /** Message lines in the transcript. */
+  /** Message lines in the transcript (latestSession reads only the first lines: a lower bound there). */
   messageCount: number;
   /** Last modification of the transcript (of the folder when there is no transcript yet). */
   lastModified: Date;
@@ -219,9 +220,70 @@ export function listSessions(workspace: string): SessionSummary[] {
   return out.sort((a, b) => b.lastModified.getTime() - a.lastModified.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
 }
 
-/** The most recently modified session that holds at least one message (for --continue). */
+/**
+ * The most recently modified session that holds at least one message (for --continue). Picks by
+ * the transcripts' modification times and reads each candidate only up to its first message: a
+ * workspace of long sessions is not parsed whole to find the newest.
+ */
 export function latestSession(workspace: string): SessionSummary | undefined {
-  return listSessions(workspace).find((s) => s.messageCount > 0);
+  const candidates = sessionIds(workspace)
+    .map((id) => sessionPaths(workspace, id))
+    .flatMap((p) => {
+      try {
+        return [{ p, mtime: statSync(p.transcript).mtime }];
+      } catch {
+        return [];
+      }
+    })
+    .sort((a, b) => b.mtime.getTime() - a.mtime.getTime() || (a.p.id < b.p.id ? 1 : a.p.id > b.p.id ? -1 : 0));
+  for (const { p, mtime } of candidates) {
+    const head = firstMessages(p.transcript);
+    if (head && head.messageCount > 0) return { ...p, ...head, lastModified: mtime };
+  }
+  return undefined;
+}
+
+/** How far latestSession reads a transcript for its preview (the first user text). */
+const PREVIEW_LOOK_MESSAGES = 50;
+const PREVIEW_LOOK_BYTES = 4 << 20;
+
+/** Header fields and the first user text of a transcript, reading only its first lines (messageCount: those seen). */
+function firstMessages(path: string): { preview: string; messageCount: number; created?: string; model?: string } | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch {
+    return undefined;
+  }
+  try {
+    let created: string | undefined, model: string | undefined;
+    let pending = "";
+    let pos = 0;
+    let count = 0;
+    const done = (preview: string) => ({ preview, messageCount: count, ...(created !== undefined ? { created } : {}), ...(model !== undefined ? { model } : {}) });
+    const buf = Buffer.alloc(256 * 1024);
+    const decoder = new StringDecoder("utf8");
+    for (;;) {
+      const n = readSync(fd, buf, 0, buf.length, pos);
+      const eof = n === 0;
+      pos += n;
+      const lines = (pending + (eof ? decoder.end() : decoder.write(buf.subarray(0, n)))).split("\n");
+      pending = eof ? "" : lines.pop()!;
+      for (const line of lines) {
+        if (line.trim() === "") continue;
+        const t = parseTranscript(line, path);
+        if (t.header) (created = t.header.created), (model = t.header.model);
+        const m = t.entries[0];
+        if (m?.type !== "message") continue;
+        count++;
+        const first = firstUserText(m.message);
+        if ((first !== null && first.trim() !== "") || count >= PREVIEW_LOOK_MESSAGES) return done(first && first.trim() ? oneLine(first) : "");
+      }
+      if (eof || pos >= PREVIEW_LOOK_BYTES) return done("");
+    }
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**

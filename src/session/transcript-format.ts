@@ -44,6 +44,13 @@ export interface BoundaryEntry {
    * When present, resume starts from it; when absent the boundary is a record only.
    */
   history?: Message[];
+  /**
+   * A snip's resume point, instead of a whole history: the context's messages before the kept
+   * tail (`head`, its last one carrying the boundary note), and the uuid of the transcript
+   * message the kept tail starts at (`tail_from`). Resume = head + every message from it on.
+   */
+  head?: Message[];
+  tail_from?: string;
   /** The summary text (human-readable; the messages themselves are in `history`). */
   summary?: string;
   details?: unknown;

@@ -27,6 +27,7 @@ function dropBadBlocks(entry: Record<string, unknown>): number {
   };
   if (isMessage(entry.message)) fix(entry.message);
   if (Array.isArray(entry.history)) for (const m of entry.history) if (isMessage(m)) fix(m);
+  if (Array.isArray(entry.head)) for (const m of entry.head) if (isMessage(m)) fix(m);
   return n;
 }
 
@@ -42,6 +43,9 @@ function shapeProblem(v: Record<string, unknown>): string | null {
       if (typeof v.kind !== "string") return "boundary without a kind";
       if (v.history !== undefined && !(Array.isArray(v.history) && v.history.every(isMessage))) {
         return "boundary whose history is not a list of messages";
+      }
+      if (v.head !== undefined && !(Array.isArray(v.head) && v.head.every(isMessage) && typeof v.tail_from === "string")) {
+        return "boundary whose head is not a list of messages with a tail_from uuid";
       }
       return null;
     default:
@@ -157,24 +161,38 @@ export function lastRebuildIndex(entries: readonly TranscriptEntry[]): number {
 }
 
 /**
- * The live context to resume with: the history of the last boundary that carries one, plus
- * every message appended after it; without such a boundary, every message since the start.
- * Boundaries without a history are records only (the engine re-applies those layers on the
- * next prepare).
+ * The live context to resume with, from the last resume point: a boundary's rebuilt history
+ * plus every message appended after it, or a snip's head plus every message from its tail's
+ * first one on. Without a resume point, every message since the start. Boundaries without one
+ * are records only (the engine re-applies those layers on the next prepare).
  */
 export function resumeContext(entries: readonly TranscriptEntry[]): Message[] {
-  const from = lastRebuildIndex(entries);
-  const out: Message[] = from >= 0 ? [...((entries[from] as BoundaryEntry).history as Message[])] : [];
   // Messages a later event retracted (a refused turn) are not part of the context.
   const retracted = new Set<string>();
   for (const e of entries) if (e.type === "event" && e.name === RETRACTED_EVENT && Array.isArray(e.uuids)) for (const u of e.uuids) if (typeof u === "string") retracted.add(u);
-  for (let i = from + 1; i < entries.length; i++) {
+  const messagesFrom = (start: number, out: Message[]): Message[] => {
+    for (let i = start; i < entries.length; i++) {
+      const e = entries[i] as TranscriptEntry;
+      if (e.type === "message" && !retracted.has((e as MessageEntry).uuid)) out.push((e as MessageEntry).message);
+    }
+    return out;
+  };
+  for (let i = entries.length - 1; i >= 0; i--) {
     const e = entries[i] as TranscriptEntry;
-    if (e.type === "message" && !retracted.has((e as MessageEntry).uuid)) out.push((e as MessageEntry).message);
+    if (e.type !== "boundary") continue;
+    const b = e as BoundaryEntry;
+    if (Array.isArray(b.history)) return messagesFrom(i + 1, [...b.history]);
+    if (Array.isArray(b.head) && typeof b.tail_from === "string") {
+      // The tail's first message was written before the boundary; if it is not in what was
+      // read, an earlier resume point (or the start) stands.
+      for (let j = i - 1; j >= 0; j--) {
+        const m = entries[j] as TranscriptEntry;
+        if (m.type === "message" && (m as MessageEntry).uuid === b.tail_from) return messagesFrom(j, [...b.head]);
+      }
+    }
   }
-  return out;
+  return messagesFrom(0, []);
 }
-
 
 /** The message entries of a transcript, in order. */
 export function messageEntries(entries: readonly TranscriptEntry[]): MessageEntry[] {

@@ -7,6 +7,11 @@ import type { ContentBlock, Message } from "../messages/types.ts";
 import { estimateTokens } from "./estimate.ts";
 import { type MediaFormula, MAX_IMAGE_TOKENS, documentTokens, imageBlockTokens } from "./media.ts";
 
+/** Strings at least this long are memoised by text(), up to TEXT_MEMO_ENTRIES of them. */
+const TEXT_MEMO_MIN_CHARS = 256;
+const TEXT_MEMO_ENTRIES = 2_048;
+const TEXT_MEMO_CHARS = 4_000_000;
+
 export type TextCounter = (text: string) => number;
 
 /** Fixed costs the wire format adds around content (role markers, block framing). */
@@ -67,7 +72,21 @@ export function createTokenCounter(count: TextCounter = estimateTokens, opts: To
   const byMessage = new WeakMap<Message, number>();
   const byString = new Map<string, number>();
 
-  const text = (s: string): number => count(s);
+  // Compactions count the same carried texts again at every snip (the user's messages, the
+  // ledger, the work record): remember long ones. Short strings cost less to count than to hash.
+  const byText = new Map<string, number>();
+  let memoChars = 0;
+  const text = (s: string): number => {
+    if (s.length < TEXT_MEMO_MIN_CHARS) return count(s);
+    let n = byText.get(s);
+    if (n === undefined) {
+      n = count(s);
+      // Bounded by count and by size, so the memo never holds much of what it has seen.
+      if (byText.size >= TEXT_MEMO_ENTRIES || memoChars + s.length > TEXT_MEMO_CHARS) (byText.clear(), (memoChars = 0));
+      if (s.length <= TEXT_MEMO_CHARS / 8) (byText.set(s, n), (memoChars += s.length));
+    }
+    return n;
+  };
 
   const block = (b: ContentBlock): number => {
     let n = byBlock.get(b);

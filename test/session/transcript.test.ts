@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync, truncateSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -396,4 +396,24 @@ test("resolveSession: exact id, unique prefix; unknown or unsafe ids give a one-
   assert.throws(() => resolveSession(ws, "20250101-000000-000-a"), oneLine(/ambiguous/));
   assert.throws(() => resolveSession(ws, "../../etc"), oneLine(/not a valid session id/));
   assert.throws(() => resolveSession(join(ws, "empty"), "x"), oneLine(/no sessions yet/));
+}));
+
+test("latestSession picks by modification time and reads only the start of a transcript (a 3 GB one is not parsed whole)", withDir((ws) => {
+  const mk = (id: string, msgs: Message[], mtime: number) => {
+    const s = createSessionDir(ws, id);
+    const w = openTranscript(s.transcript, { header: { id, cwd: ws, model: "m" } });
+    for (const m of msgs) w.appendMessage(m);
+    w.close();
+    return s;
+  };
+  mk("20250101-000000-000-aaaaaaaaaa", [user("old task"), said("done")], 1000);
+  const big = mk("20250102-000000-000-bbbbbbbbbb", [results(["t", "x"]), user("the big session")], 3000);
+  // Sparse: 3 GB on paper, nothing on disk. Reading it whole fails (over Node's 2 GB buffer limit).
+  truncateSync(big.transcript, 3 * 1024 ** 3);
+  utimesSync(join(ws, ".lethe", "sessions", "20250101-000000-000-aaaaaaaaaa", "transcript.jsonl"), 1000, 1000);
+  utimesSync(big.transcript, 3000, 3000);
+  const latest = latestSession(ws);
+  assert.equal(latest?.id, "20250102-000000-000-bbbbbbbbbb");
+  assert.equal(latest?.preview, "the big session");
+  assert.equal(latest?.model, "m");
 }));

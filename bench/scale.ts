@@ -1,0 +1,128 @@
+// bench:scale — does a call cost the same at 100k messages as at 1k? (issue 13, part 4)
+//
+// One long session is built from the shared corpus's real rounds (each assistant turn with the
+// user message that answers it, cycled with fresh tool ids), and driven both ways an engine is
+// driven:
+//   host  a host that keeps its own full history and passes all of it to prepare() every call;
+//   loop  lethe's own loop: the history prepare returned, plus what is new.
+// At each window the time of every prepare() call is taken; the report gives p50 and p99 of the
+// calls whose input reached about 1k, 10k and 100k messages (the 1,000 messages before each mark),
+// and the ratio 100k / 1k (bar: ≤ 2). Also: what budget wrote to disk (each huge result once,
+// not once per call), and the memory after the run (RSS, heap after a full collection).
+//
+//   node --expose-gc --import tsx bench/scale.ts [--messages N] [--window N]… [--out FILE]
+import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createEngine } from "../src/engine.ts";
+import type { ContentBlock, Message } from "../src/messages/types.ts";
+import { loadCorpus, writeJsonAtomic } from "./replay.ts";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const argv = process.argv.slice(2);
+const flag = (name: string): string[] => argv.flatMap((a, i) => (a === name && argv[i + 1] ? [argv[i + 1]!] : []));
+const TOTAL = Number(flag("--messages")[0] ?? 100_000);
+const WINDOWS = flag("--window").map(Number);
+if (WINDOWS.length === 0) WINDOWS.push(32_000, 200_000);
+const OUT = flag("--out")[0] ?? resolve(ROOT, "bench/results/scale.json");
+const MARKS = [1_000, 10_000, 100_000].filter((m) => m <= TOTAL);
+const SPAN = 1_000; // messages before each mark whose calls are counted
+
+/** Rounds of the corpus: an assistant message and the user message after it. */
+function corpusRounds(): { first: Message; rounds: [Message, Message][] } {
+  const sessions = loadCorpus(resolve(ROOT, "../shared/corpus/real_sessions.jsonl"));
+  const rounds: [Message, Message][] = [];
+  for (const s of sessions) {
+    for (let i = 1; i + 1 < s.messages.length; i += 2) {
+      const a = s.messages[i]!, u = s.messages[i + 1]!;
+      if (a.role === "assistant" && u.role === "user") rounds.push([a, u]);
+    }
+  }
+  return { first: sessions[0]!.messages[0]!, rounds };
+}
+
+/** Round k as new objects with ids of their own (a real session never repeats a tool id). */
+function freshRound([a, u]: [Message, Message], k: number): [Message, Message] {
+  const id = (x: string) => `${x}~${k}`;
+  const blocks = (m: Message): ContentBlock[] => (typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content);
+  const a2: Message = { role: "assistant", content: blocks(a).map((b) => (b.type === "tool_use" ? { ...b, id: id(b.id) } : { ...b })) };
+  const u2: Message = { role: "user", content: blocks(u).map((b) => (b.type === "tool_result" ? { ...b, tool_use_id: id(b.tool_use_id) } : { ...b })) };
+  return [a2, u2];
+}
+
+const pct = (xs: number[], p: number): number => {
+  const s = [...xs].sort((x, y) => x - y);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
+};
+const r3 = (x: number) => Number(x.toFixed(3));
+
+interface ModeResult {
+  marks: Record<string, { calls: number; p50_ms: number; p99_ms: number }>;
+  ratio_p50: number;
+  ratio_p99: number;
+  files_written: number;
+  mb_written: number;
+  huge_results: number;
+  rss_mb: number;
+  heap_mb: number;
+  seconds: number;
+}
+
+const { first, rounds } = corpusRounds();
+
+function run(mode: "host" | "loop", contextWindow: number, total = TOTAL): ModeResult {
+  const dir = mkdtempSync(join(tmpdir(), "lethe-scale-"));
+  const engine = createEngine({ contextWindow, maxOutputTokens: Math.min(32_000, contextWindow / 4), sessionDir: dir });
+  const host: Message[] = [first];
+  let loop: Message[] = [first];
+  const times = new Map<number, number[]>(MARKS.map((m) => [m, []]));
+  let huge = 0;
+  const t0 = Date.now();
+  for (let k = 0; host.length < total; k++) {
+    const [a, u] = freshRound(rounds[k % rounds.length]!, k);
+    if (JSON.stringify(u).length > 40_000) huge++;
+    host.push(a, u);
+    const input = mode === "host" ? host : [...loop, a, u];
+    const s = performance.now();
+    const r = engine.prepare(input);
+    const ms = performance.now() - s;
+    loop = r.history;
+    for (const m of MARKS) if (host.length > m - SPAN && host.length <= m) times.get(m)!.push(ms);
+  }
+  const seconds = (Date.now() - t0) / 1000;
+  const files = readdirSync(join(dir, "tool-results"), { withFileTypes: true }).filter((f) => f.isFile());
+  const bytes = files.reduce((n, f) => n + statSync(join(dir, "tool-results", f.name)).size, 0);
+  (globalThis as { gc?: () => void }).gc?.();
+  const mem = process.memoryUsage();
+  rmSync(dir, { recursive: true, force: true });
+  const marks: ModeResult["marks"] = {};
+  for (const [m, xs] of times) if (xs.length > 0) marks[`${m / 1000}k`] = { calls: xs.length, p50_ms: r3(pct(xs, 50)), p99_ms: r3(pct(xs, 99)) };
+  const measured = Object.values(marks);
+  const lo = measured[0]!, hi = measured.at(-1)!;
+  return {
+    marks,
+    ratio_p50: Number((hi.p50_ms / lo.p50_ms).toFixed(2)),
+    ratio_p99: Number((hi.p99_ms / lo.p99_ms).toFixed(2)),
+    files_written: files.length,
+    mb_written: Number((bytes / 1e6).toFixed(1)),
+    huge_results: huge,
+    rss_mb: Math.round(mem.rss / 1e6),
+    heap_mb: Math.round(mem.heapUsed / 1e6),
+    seconds: Number(seconds.toFixed(1)),
+  };
+}
+
+const results: Record<string, Record<string, ModeResult>> = {};
+// Warm-up: the first calls of a process meet unoptimised code; the 1k mark must not measure the JIT.
+for (const w of WINDOWS) for (const mode of ["loop", "host"] as const) run(mode, w, 3_000);
+for (const w of WINDOWS) {
+  for (const mode of ["loop", "host"] as const) {
+    const r = run(mode, w);
+    (results[`${w / 1000}k`] ??= {})[mode] = r;
+    const cells = Object.entries(r.marks).map(([m, x]) => `${m}: p50 ${x.p50_ms.toFixed(3)} p99 ${x.p99_ms.toFixed(3)} ms`).join("   ");
+    console.log(`${String(w / 1000).padStart(3)}k ${mode.padEnd(4)}  ${cells}   ratio p50 ${r.ratio_p50} p99 ${r.ratio_p99} (bar ≤ 2)   wrote ${r.files_written} files ${r.mb_written} MB   rss ${r.rss_mb} MB heap ${r.heap_mb} MB   ${r.seconds} s`);
+  }
+}
+writeJsonAtomic(OUT, { messages: TOTAL, span: SPAN, node: process.version, results });
+console.log(`wrote ${OUT}`);

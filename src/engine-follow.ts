@@ -1,0 +1,67 @@
+// Following a host that keeps its own full history. Most hosts append to their own list and pass
+// all of it before every request, never the history lethe returned. Preparing that from scratch
+// costs O(session) per call (quadratic per session): repair and every layer walk it all, budget
+// writes the same huge results to disk again, snip rebuilds the same carried note.
+//
+// The follower remembers the last input (its message objects, extended as the host appends) and
+// what lethe made of it. When the next input is the last one plus new messages (same objects, in
+// order), the engine prepares the last result plus the new messages instead: exactly what a host
+// that passes back lethe's history would send, so both ways of driving give the same requests.
+// Any other input (a rewind, an edited or replaced message) is prepared as given.
+import type { Message } from "./messages/types.ts";
+
+export interface Follower {
+  /** The history to prepare for `input`: the last result plus what was appended since, or `input` itself. */
+  resolve(input: readonly Message[]): readonly Message[];
+  /** Records what the last resolved input became (call after every prepare or compaction of it). */
+  remember(input: readonly Message[], output: readonly Message[]): void;
+  /** Whether `history` is the last result handed out (then a recovery of it replaces that result). */
+  isLastOutput(history: readonly Message[]): boolean;
+  /** Replaces the last result (after a recovery of it), keeping what it stands for. */
+  replaceOutput(output: readonly Message[]): void;
+}
+
+export function createFollower(): Follower {
+  // The host's messages seen so far, in order (our own copy: the host's array may change).
+  let seen: Message[] = [];
+  // What `seen` became; null when nothing was changed (then `seen` itself is the history).
+  let out: Message[] | null = null;
+  // Set by resolve: how much of the input is already in `seen` (-1: not an extension).
+  let matched = -1;
+
+  const extendsSeen = (input: readonly Message[]): boolean => {
+    if (seen.length === 0 || input.length < seen.length) return false;
+    // Identity only: the cost is one pointer comparison per message, far below any layer's.
+    for (let i = seen.length - 1; i >= 0; i--) if (input[i] !== seen[i]) return false;
+    return true;
+  };
+
+  return {
+    resolve(input) {
+      // Not a list: left to repair's input check, which says what is wrong.
+      if (!Array.isArray(input)) return (matched = -1), input;
+      matched = extendsSeen(input) ? seen.length : -1;
+      if (matched < 0 || out === null) return input;
+      return matched === input.length ? out.slice() : out.concat(input.slice(matched));
+    },
+    remember(input, output) {
+      if (matched >= 0 && input.length >= matched) {
+        for (let i = matched; i < input.length; i++) seen.push(input[i]!);
+      } else {
+        seen = input.slice();
+      }
+      matched = -1;
+      // The output goes back to the host, which may push onto it: keep a copy.
+      out = output === input ? null : output.slice();
+    },
+    isLastOutput(history) {
+      const last = out ?? seen;
+      if (history.length !== last.length) return false;
+      for (let i = 0; i < last.length; i++) if (history[i] !== last[i]) return false;
+      return true;
+    },
+    replaceOutput(output) {
+      out = output.slice();
+    },
+  };
+}

@@ -1,0 +1,86 @@
+// A host that keeps its own full history and passes all of it before every request gets the
+// same requests as a host that passes back lethe's history, and pays for what is new only.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createEngine } from "../src/engine.ts";
+import type { Message } from "../src/messages/types.ts";
+import { createMemoryStore } from "../src/session/tool-results.ts";
+import { validate } from "../src/messages/invariants.ts";
+import { calls, results, said, user } from "./support/build.ts";
+
+/** Round k of a session: a bash call and its result (every 7th result huge, so budget acts). */
+function round(k: number): Message[] {
+  const big = k % 7 === 3;
+  return [calls(["bash", { command: `step ${k}` }, `toolu_${k}`]), results([`toolu_${k}`, big ? `out ${k}\n`.repeat(12_000) : `ok ${k} `.repeat(60)])];
+}
+
+function drive(mode: "full" | "own", rounds: number) {
+  const store = createMemoryStore();
+  let saves = 0;
+  const counting = { ...store, save: (id: string, text: string) => (saves++, store.save(id, text)) };
+  const engine = createEngine({ contextWindow: 32_000, maxOutputTokens: 4_000, store: counting });
+  const host: Message[] = [user("fix the bug")];
+  let own: Message[] = host.slice();
+  const sent: Message[][] = [];
+  for (let k = 0; k < rounds; k++) {
+    const add = round(k);
+    host.push(...add);
+    own = [...own, ...add];
+    const r = engine.prepare(mode === "full" ? host : own);
+    sent.push(r.history.slice());
+    own = r.history;
+  }
+  return { sent, saves };
+}
+
+test("follow: a host passing its full history every time sends what a host passing lethe's history sends", () => {
+  const full = drive("full", 120);
+  const own = drive("own", 120);
+  assert.equal(full.sent.length, own.sent.length);
+  for (let i = 0; i < full.sent.length; i++) {
+    assert.deepEqual(full.sent[i], own.sent[i], `request ${i}`);
+    assert.deepEqual(validate(full.sent[i]!), []);
+  }
+  // The middle was snipped: the requests stay small while the host's history grows.
+  assert.ok(full.sent.at(-1)!.length < 60, `last request has ${full.sent.at(-1)!.length} messages`);
+});
+
+test("follow: budget saves each huge result once, not again on every call of a full-history host", () => {
+  const { saves } = drive("full", 120);
+  const huge = Array.from({ length: 120 }, (_, k) => k).filter((k) => k % 7 === 3).length;
+  assert.equal(saves, huge);
+});
+
+test("follow: a host that rewinds or edits its history gets that history prepared as given", () => {
+  const engine = createEngine({ contextWindow: 32_000, maxOutputTokens: 4_000, store: createMemoryStore() });
+  const host: Message[] = [user("task")];
+  for (let k = 0; k < 60; k++) {
+    host.push(...round(k));
+    engine.prepare(host);
+  }
+  // An edit in the middle (a new object at index 5): the request must hold it.
+  const edited = host.slice();
+  edited[5] = said("edited turn");
+  edited[6] = user("edited request");
+  const r = engine.prepare([...edited.slice(0, 7)]);
+  assert.ok(JSON.stringify(r.history).includes("edited request"));
+  // A rewind to fewer messages than seen: prepared as given, nothing of the longer history leaks in.
+  const short = host.slice(0, 5);
+  const back = engine.prepare(short);
+  assert.equal(back.history.length, 5);
+});
+
+test("follow: after a summary, a full-history host keeps the summary instead of paying for it again", async () => {
+  const engine = createEngine({ contextWindow: 32_000, maxOutputTokens: 4_000, store: createMemoryStore(), config: { snip: { enabled: false }, micro: { enabled: false } }, summarizerMode: "digest" });
+  const host: Message[] = [user("fix the bug")];
+  let compactions = 0;
+  for (let k = 0; k < 80; k++) {
+    host.push(calls(["bash", { command: `step ${k}` }, `toolu_${k}`]), results([`toolu_${k}`, `line ${k} `.repeat(400)]));
+    const r = await engine.beforeRequest(host);
+    compactions += r.events.filter((e) => e.kind === "summarize").length;
+    assert.ok(r.tokens <= engine.threshold, `request ${k} at ${r.tokens} tokens over ${engine.threshold}`);
+  }
+  // Each compaction makes room for many more rounds; without following, every call after the
+  // first one would compact again.
+  assert.ok(compactions >= 1 && compactions <= 20, `${compactions} compactions in 80 rounds`);
+});
