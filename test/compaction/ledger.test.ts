@@ -85,3 +85,45 @@ test("issue 13: SWE-agent's edit acts on the file opened last", () => {
   assert.ok(l.read.has("src/models.py"));
   assert.deepEqual([...l.modified].sort(), ["reproduce.py", "src/models.py"]);
 });
+
+test("SWE-agent function calling: edit/insert calls without a path act on the file open or created last", () => {
+  const h = [
+    user("fix it"),
+    calls(["create", { filename: "reproduce.py" }, "t1"]),
+    results(["t1", "[File: /testbed/reproduce.py (1 lines total)]"]),
+    calls(["insert", { text: "print(1)" }, "t2"]),
+    results(["t2", "ok"]),
+    calls(["open", { path: "src/marshmallow/fields.py", line_number: 1474 }, "t3"]),
+    results(["t3", "[File: src/marshmallow/fields.py]"]),
+    calls(["edit", { search: "return int(x)", replace: "return int(round(x))" }, "t4"]),
+    results(["t4", "File updated."]),
+  ];
+  const l = ledgerOf(h);
+  assert.deepEqual([...l.modified], ["reproduce.py", "src/marshmallow/fields.py"]);
+  assert.ok(l.read.has("src/marshmallow/fields.py"));
+  // An edit with nothing opened before it names no file.
+  assert.deepEqual([...ledgerOf([user("go"), calls(["edit", { search: "a", replace: "b" }, "t1"]), results(["t1", "ok"])]).modified], []);
+});
+
+test("scripts that write files: open(name, 'w') through a variable, Path(…).write_text, perl -pi, sed -i -e", () => {
+  const script = [
+    "python3 - <<'EOF'",
+    "import re",
+    "from pathlib import Path",
+    "file_path = '/testbed/django/db/models/base.py'",
+    "with open(file_path, 'r') as f:",
+    "    content = f.read()",
+    "with open(file_path, 'w') as f:",
+    "    f.write(content)",
+    "Path('/testbed/docs/notes.txt').write_text('x')",
+    "p = Path(\"/testbed/setup.cfg\")",
+    "open('/testbed/tests/test_x.py', \"a\").write('')",
+    "p.write_text(p.read_text())",
+    "EOF",
+  ].join("\n");
+  assert.deepEqual(shellFiles(script).modified.sort(), ["/testbed/django/db/models/base.py", "/testbed/docs/notes.txt", "/testbed/setup.cfg", "/testbed/tests/test_x.py"]);
+  assert.deepEqual(shellFiles("perl -pi -e 's/foo/bar/g' lib/a.pm lib/b.pm").modified, ["lib/a.pm", "lib/b.pm"]);
+  assert.deepEqual(shellFiles("sed -i -e 's/a\\/b/c/' -e 's/x/y/' src/x.py").modified, ["src/x.py"]);
+  // Reading through a variable is not a write.
+  assert.deepEqual(shellFiles("python -c \"f = 'a.py'; print(open(f).read())\"").modified, []);
+});
