@@ -139,7 +139,11 @@ export function shellFiles(command: string): ShellFiles {
       // SWE-agent's file viewer: `open path [line]`.
       read.push(args[0]);
       opened = args[0];
-    } else if ((cmd === "edit" && (args.length === 0 || /^\d+:\d+$/.test(args[0]!))) || (cmd === "insert" && (args.length === 0 || /^\d+$/.test(args[0]!)))) {
+    } else if (cmd === "edit" && args[0] && isPath(args[0]) && !/^\d+:\d+$/.test(args[0])) {
+      // An editor on a named file.
+      modified.push(args[0]);
+    } else if (cmd === "edit" || (cmd === "insert" && (args.length === 0 || /^\d+$/.test(args[0]!)))) {
+      // SWE-agent's `edit N:M`, `edit 'search' 'replace'` and `insert N`: the file opened last.
       editsOpened = true;
     } else if (cmd === "cp" || cmd === "mv") {
       const paths = args.filter(isPath);

@@ -127,3 +127,16 @@ test("scripts that write files: open(name, 'w') through a variable, Path(…).wr
   // Reading through a variable is not a write.
   assert.deepEqual(shellFiles("python -c \"f = 'a.py'; print(open(f).read())\"").modified, []);
 });
+
+test("SWE-agent's windowed edit_replace in shell form (`edit 'search' 'replace' False`) acts on the file opened last", () => {
+  const h = [
+    user("fix it"),
+    calls(["bash", { command: 'open "/repo/tests/missing_colon.py"' }, "t1"]),
+    results(["t1", "[File: /repo/tests/missing_colon.py (10 lines total)]"]),
+    calls(["bash", { command: "edit 'def division(a: float, b: float) -> float' 'def division(a: float, b: float) -> float:' False" }, "t2"]),
+    results(["t2", "Replaced 1 occurrences."]),
+  ];
+  assert.deepEqual([...ledgerOf(h).modified], ["/repo/tests/missing_colon.py"]);
+  // `edit FILE` (an editor on a named file) names its file.
+  assert.deepEqual(shellFiles("edit src/a.py").modified, ["src/a.py"]);
+});
