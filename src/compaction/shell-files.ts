@@ -17,8 +17,39 @@ export interface ShellFiles {
 }
 
 // A token that names a file: has a slash or a dot-extension, no shell metacharacters.
-const PATHLIKE = /^(?:~|\.{1,2}|[\w@+-]+)?(?:\/[\w@.+-]+)+\/?$|^[\w@+-][\w@.+-]*\.[A-Za-z0-9]{1,8}$/;
+const PATHLIKE = /^(?:~|\.{1,2}|[\w@+-]+)?(?:\/[\w@.+-]+)+\/?$|^[\w@+-][\w@.+-]*\.[A-Za-z0-9]{1,8}$|^\.[\w@+-][\w@.+-]*$/;
 export const isPath = (t: string) => PATHLIKE.test(t) && !t.startsWith("/dev/") && !/^\d+(\.\d+)*$/.test(t);
+
+/**
+ * The simple commands of a command line: split at unquoted `&&`, `||`, `;`, `|` and newlines, after
+ * joining backslash-newline continuations (shell quoting: nothing is special inside '…', a
+ * backslash escapes inside "…" and outside quotes). Unbalanced quotes: split at every separator.
+ */
+export function segments(text: string): string[] {
+  const joined = text.replace(/\\\r?\n/g, " ");
+  const out: string[] = [];
+  let quote: string | null = null;
+  let start = 0;
+  for (let i = 0; i < joined.length; i++) {
+    const ch = joined[i]!;
+    if (quote === "'") {
+      if (ch === "'") quote = null;
+    } else if (ch === "\\") {
+      i++;
+    } else if (quote === '"') {
+      if (ch === '"') quote = null;
+    } else if (ch === "'" || ch === '"') {
+      quote = ch;
+    } else if (ch === ";" || ch === "\n" || ch === "|" || (ch === "&" && joined[i + 1] === "&")) {
+      out.push(joined.slice(start, i));
+      if ((ch === "|" && joined[i + 1] === "|") || ch === "&") i++;
+      start = i + 1;
+    }
+  }
+  if (quote !== null) return joined.split(/&&|\|\||;|\||\n/);
+  out.push(joined.slice(start));
+  return out;
+}
 
 function words(segment: string): string[] {
   return segment.match(/'[^']*'|"[^"]*"|[^\s'"]+/g)?.map((w) => w.replace(/^['"]|['"]$/g, "")) ?? [];
@@ -102,7 +133,7 @@ export function shellFiles(command: string): ShellFiles {
     }
     body.push(line);
   }
-  for (const segment of body.join("\n").split(/&&|\|\||;|\||\n/)) {
+  for (const segment of segments(body.join("\n"))) {
     const w = words(segment.trim());
     if (w.length === 0) continue;
     // Redirections write files.
@@ -122,7 +153,13 @@ export function shellFiles(command: string): ShellFiles {
     // sed/awk/grep/perl take a script or pattern first (unless given with -e): it is not a file.
     if ((cmd === "sed" || cmd === "awk" || cmd === "grep" || cmd === "perl") && !scripted) args = args.slice(1);
     if ((cmd === "sed" && w.some((a) => a === "-i" || a.startsWith("-i") || a === "--in-place")) || (cmd === "perl" && w.some((a) => /^-[a-hj-zA-Z]*i/.test(a)))) {
-      for (const a of args) if (isPath(a)) modified.push(a);
+      // The files come last, after the script (which may span words when its quoting is odd).
+      let k = args.length;
+      while (k > 0 && isPath(args[k - 1]!)) k--;
+      modified.push(...args.slice(k));
+    } else if (cmd === "git" && (w[1] === "checkout" || w[1] === "restore") && !w.some((a) => a === "-b" || a === "-B" || a === "--orphan")) {
+      // Paths checked out or restored are rewritten (a branch name has no extension or slash).
+      for (const a of w.slice(2)) if (!a.startsWith("-") && isPath(a)) modified.push(a);
     } else if (cmd === "patch" || (cmd === "git" && w[1] === "apply")) {
       // The patch file is read from `< file`, `-i file` or (git apply) an argument.
       const input = w.findIndex((x) => x === "<" || x === "-i" || x === "--input");

@@ -140,3 +140,19 @@ test("SWE-agent's windowed edit_replace in shell form (`edit 'search' 'replace' 
   // `edit FILE` (an editor on a named file) names its file.
   assert.deepEqual(shellFiles("edit src/a.py").modified, ["src/a.py"]);
 });
+
+test("quoting and continuations: ; and | inside quotes do not split a command, backslash-newline continues it, dotfiles are files", () => {
+  assert.deepEqual(shellFiles("cd /testbed && sed -i '/if data is None:/{N;N;d}' src/marshmallow/schema.py").modified, ["src/marshmallow/schema.py"]);
+  assert.deepEqual(shellFiles("sed -i 's/a|b/c/; s/x/y/' lib/m.py && echo done").modified, ["lib/m.py"]);
+  // A multi-line sed insert whose lines end in backslashes, one of them with a quote the shell takes literally.
+  const insert = "cd /testbed && sed -i '750i\\    def pre_save(self):\\\n        \"\"\"Return field\\'s value.\"\"\"\\\n        return 1' django/db/models/fields/related.py";
+  assert.deepEqual(shellFiles(insert).modified, ["django/db/models/fields/related.py"]);
+  assert.deepEqual(shellFiles("cp ~/a/one.jsonl \\\n   ~/b/two.jsonl && \\\n  chmod 600 ~/b/two.jsonl").modified, ["~/b/two.jsonl"]);
+  assert.deepEqual(shellFiles("cd /testbed && cat > .sqlfluff << 'EOF'\n[sqlfluff]\ndialect = postgres\nEOF").modified, [".sqlfluff"]);
+  // git checkout / restore of paths rewrites them (a branch name is not a path).
+  assert.deepEqual(shellFiles("cd /testbed && git checkout astroid/builder.py").modified, ["astroid/builder.py"]);
+  assert.deepEqual(shellFiles("git checkout -- a.py b/c.py && git restore --staged d.py").modified, ["a.py", "b/c.py", "d.py"]);
+  assert.deepEqual(shellFiles("git checkout main").modified, []);
+  // A python -c script is one command: its lines are not commands.
+  assert.deepEqual(shellFiles("python -c \"\nimport os\ncp = 'x'\nrm = 1\nprint(cp, rm)\n\"").modified, []);
+});
