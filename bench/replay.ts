@@ -7,6 +7,11 @@
 // bench/replay/harness.ts for the protocol.
 //
 //   tsx bench/replay.ts [--corpus FILE[.gz]] [--diffs FILE] [--window N]… [--out FILE] [--policy NAME]… [--session ID]… [--repeat K] [--no-warmup]
+//
+// Ledger recall needs each session's final diff: the shared corpus's comes from
+// bench/corpus/shared_final_diffs.json; a second corpus lethe was never tuned on is built by
+// bench/corpus/convert-trajectories.ts (--corpus bench/corpus/unseen.jsonl.gz). See
+// bench/corpus/PROVENANCE.md.
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { gunzipSync } from "node:zlib";
 import { cpus, platform, release } from "node:os";

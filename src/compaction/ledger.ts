@@ -4,6 +4,9 @@
 import { LEDGER_CLOSE, LEDGER_OPEN } from "./tags.ts";
 import { blocksOf, toolUsesOf } from "../messages/blocks.ts";
 import type { Message, ToolUseBlock } from "../messages/types.ts";
+import { shellFiles, type ShellFiles } from "./shell-files.ts";
+
+export { shellFiles, type ShellFiles };
 
 /** Every file read and modified in a session, carried across compactions. */
 export interface FileLedger {
@@ -23,135 +26,6 @@ function inputPath(input: Record<string, unknown>): string | undefined {
   return undefined;
 }
 
-// A token that names a file: has a slash or a dot-extension, no shell metacharacters.
-const PATHLIKE = /^(?:~|\.{1,2}|[\w@+-]+)?(?:\/[\w@.+-]+)+\/?$|^[\w@+-][\w@.+-]*\.[A-Za-z0-9]{1,8}$/;
-const isPath = (t: string) => PATHLIKE.test(t) && !t.startsWith("/dev/") && !/^\d+(\.\d+)*$/.test(t);
-
-function words(segment: string): string[] {
-  return segment.match(/'[^']*'|"[^"]*"|[^\s'"]+/g)?.map((w) => w.replace(/^['"]|['"]$/g, "")) ?? [];
-}
-
-const READ_CMDS = new Set(["cat", "head", "tail", "less", "more", "nl", "sed", "awk", "grep", "wc", "diff", "bat", "view", "open"]);
-
-/** Files a shell command reads and writes, from the usual idioms (a best effort, never a guess at content). */
-/** What a shell command does to files. */
-export interface ShellFiles {
-  read: string[];
-  modified: string[];
-  /** Patch files this command writes (a heredoc of a unified diff), with the files each touches. */
-  patches?: Record<string, string[]>;
-  /** Patch files this command applies (`patch -p1 < fix.patch`, `git apply fix.patch`). */
-  applies?: string[];
-  /** SWE-agent's `open <path>`: the file later `edit` commands act on. */
-  opened?: string;
-  /** SWE-agent's `edit N:M` (no path): edits the file opened last. */
-  editsOpened?: boolean;
-}
-
-/** The file a unified diff's `+++ b/path` (or `--- a/path` for a deletion) line names. */
-function diffTarget(line: string): string | undefined {
-  const m = /^(?:\+\+\+|---) (?:[ab]\/)?([^\t\n]+?)(?:\t.*)?$/.exec(line);
-  return m && m[1] !== "/dev/null" ? m[1]!.trim() : undefined;
-}
-
-export function shellFiles(command: string): ShellFiles {
-  const read: string[] = [];
-  const modified: string[] = [];
-  const patches: Record<string, string[]> = {};
-  const applies: string[] = [];
-  let opened: string | undefined;
-  let editsOpened = false;
-  // Heredoc bodies are content, not commands: look only at their first line.
-  const lines = command.split("\n");
-  const body: string[] = [];
-  let inHeredoc: string | null = null;
-  // The heredoc being read: where it goes (a file, or a command's stdin) and the files its diff names.
-  let heredoc: { target?: string; toPatch: boolean; files: string[] } | undefined;
-  for (const line of lines) {
-    if (inHeredoc !== null) {
-      if (line.trim() === inHeredoc) {
-        inHeredoc = null;
-        if (heredoc && heredoc.files.length > 0) {
-          // A diff fed straight to patch / git apply is applied now; one written to a file, later.
-          if (heredoc.toPatch) modified.push(...heredoc.files);
-          else if (heredoc.target) patches[heredoc.target] = [...new Set(heredoc.files)];
-        }
-        heredoc = undefined;
-      } else {
-        // Python scripts in heredocs write files with open(path, "w").
-        for (const m of line.matchAll(/open\(\s*['"]([^'"]+)['"]\s*,\s*['"][wax]/g)) modified.push(m[1]!);
-        if (heredoc && /^(?:\+\+\+|---) /.test(line)) {
-          const f = diffTarget(line);
-          if (f && !heredoc.files.includes(f)) heredoc.files.push(f);
-        }
-        continue;
-      }
-    }
-    const h = /<<-?\s*['"]?(\w+)['"]?/.exec(line);
-    if (h) {
-      inHeredoc = h[1]!;
-      const target = /(?:^|\s)>\s*(\S+)/.exec(line.replace(/<<-?\s*['"]?\w+['"]?/, ""))?.[1];
-      heredoc = { ...(target ? { target } : {}), toPatch: /(?:^|[\s;&|(])(?:patch\b|git\s+apply\b)/.test(line), files: [] };
-    }
-    body.push(line);
-  }
-  for (const m of body.join("\n").matchAll(/open\(\s*['"]([^'"]+)['"]\s*,\s*['"][wax]/g)) modified.push(m[1]!);
-  for (const segment of body.join("\n").split(/&&|\|\||;|\||\n/)) {
-    const w = words(segment.trim());
-    if (w.length === 0) continue;
-    // Redirections write files.
-    for (let i = 0; i < w.length; i++) {
-      const t = w[i]!;
-      const redir = /^\d?>>?(.*)$/.exec(t);
-      if (redir) {
-        const target = redir[1] || w[i + 1];
-        if (target && isPath(target)) modified.push(target);
-      }
-      if (t === "tee" && w[i + 1]) for (const x of w.slice(i + 1)) if (isPath(x)) modified.push(x);
-    }
-    const cmd = w[0]!.split("/").pop()!;
-    // Options and redirections (with a bare operator's target word) are not the command's files.
-    let args = w.slice(1).filter((a, i, all) => !a.startsWith("-") && !/^\d?[<>]/.test(a) && !/^\d?(?:>>?|<)$/.test(all[i - 1] ?? ""));
-    // sed/awk/grep take a script or pattern first (unless given with -e): it is not a file.
-    if ((cmd === "sed" || cmd === "awk" || cmd === "grep") && !w.includes("-e")) args = args.slice(1);
-    if (cmd === "sed" && w.some((a) => a === "-i" || a.startsWith("-i"))) {
-      for (const a of args) if (isPath(a)) modified.push(a);
-    } else if (cmd === "patch" || (cmd === "git" && w[1] === "apply")) {
-      // The patch file is read from `< file`, `-i file` or (git apply) an argument.
-      const input = w.findIndex((x) => x === "<" || x === "-i" || x === "--input");
-      const file = input >= 0 ? w[input + 1] : w.find((x) => x.startsWith("<") && x.length > 1)?.slice(1) ?? (cmd === "git" ? w.slice(2).find((x) => !x.startsWith("-")) : undefined);
-      if (file) applies.push(file);
-      else if (cmd === "patch") for (const a of args) if (isPath(a)) modified.push(a);
-    } else if (cmd === "touch" || cmd === "rm" || cmd === "mkdir" || cmd === "create") {
-      for (const a of args) if (isPath(a)) modified.push(a);
-    } else if (cmd === "open" && args[0] && isPath(args[0])) {
-      // SWE-agent's file viewer: `open path [line]`.
-      read.push(args[0]);
-      opened = args[0];
-    } else if (cmd === "edit" && (args.length === 0 || /^\d+:\d+$/.test(args[0]!))) {
-      editsOpened = true;
-    } else if (cmd === "cp" || cmd === "mv") {
-      const paths = args.filter(isPath);
-      if (paths.length >= 2) {
-        modified.push(paths[paths.length - 1]!);
-        if (cmd === "mv") modified.push(...paths.slice(0, -1));
-        else read.push(...paths.slice(0, -1));
-      }
-    } else if (READ_CMDS.has(cmd)) {
-      for (const a of args) if (isPath(a)) read.push(a);
-    } else if (cmd === "python" || cmd === "python3") {
-      // `python file.py` runs (reads) a script.
-      const script = args.find(isPath);
-      if (script && script.endsWith(".py")) read.push(script);
-    }
-  }
-  const out: ShellFiles = { read, modified };
-  if (Object.keys(patches).length > 0) out.patches = patches;
-  if (applies.length > 0) out.applies = applies;
-  if (opened) out.opened = opened;
-  if (editsOpened) out.editsOpened = true;
-  return out;
-}
 
 // Blocks are never mutated, and every compaction walks the same calls again: parse each once.
 const filesByCall = new WeakMap<ToolUseBlock, ShellFiles>();
@@ -174,8 +48,12 @@ function parseCallFiles(use: ToolUseBlock): ShellFiles {
     if (!path) return { read: [], modified: [] };
     return input.command === "view" ? { read: [path], modified: [] } : { read: [], modified: [path] };
   }
-  if (READ_TOOLS.has(name)) return { read: path ? [path] : [], modified: [] };
-  if (WRITE_TOOLS.has(name)) return { read: [], modified: path ? [path] : [] };
+  // SWE-agent's function-calling tools: open/create set the file that path-less edit/insert calls act on.
+  if (READ_TOOLS.has(name)) return { read: path ? [path] : [], modified: [], ...(name === "open" && path ? { opened: path } : {}) };
+  if (WRITE_TOOLS.has(name)) {
+    if (path) return { read: [], modified: [path], ...(name === "create" ? { opened: path } : {}) };
+    return { read: [], modified: [], ...(name === "edit" || name === "insert" ? { editsOpened: true } : {}) };
+  }
   const command = input.command ?? input.cmd;
   if (typeof command === "string") return shellFiles(command);
   return { read: [], modified: [] };

@@ -85,3 +85,74 @@ test("issue 13: SWE-agent's edit acts on the file opened last", () => {
   assert.ok(l.read.has("src/models.py"));
   assert.deepEqual([...l.modified].sort(), ["reproduce.py", "src/models.py"]);
 });
+
+test("SWE-agent function calling: edit/insert calls without a path act on the file open or created last", () => {
+  const h = [
+    user("fix it"),
+    calls(["create", { filename: "reproduce.py" }, "t1"]),
+    results(["t1", "[File: /testbed/reproduce.py (1 lines total)]"]),
+    calls(["insert", { text: "print(1)" }, "t2"]),
+    results(["t2", "ok"]),
+    calls(["open", { path: "src/marshmallow/fields.py", line_number: 1474 }, "t3"]),
+    results(["t3", "[File: src/marshmallow/fields.py]"]),
+    calls(["edit", { search: "return int(x)", replace: "return int(round(x))" }, "t4"]),
+    results(["t4", "File updated."]),
+  ];
+  const l = ledgerOf(h);
+  assert.deepEqual([...l.modified], ["reproduce.py", "src/marshmallow/fields.py"]);
+  assert.ok(l.read.has("src/marshmallow/fields.py"));
+  // An edit with nothing opened before it names no file.
+  assert.deepEqual([...ledgerOf([user("go"), calls(["edit", { search: "a", replace: "b" }, "t1"]), results(["t1", "ok"])]).modified], []);
+});
+
+test("scripts that write files: open(name, 'w') through a variable, Path(…).write_text, perl -pi, sed -i -e", () => {
+  const script = [
+    "python3 - <<'EOF'",
+    "import re",
+    "from pathlib import Path",
+    "file_path = '/testbed/django/db/models/base.py'",
+    "with open(file_path, 'r') as f:",
+    "    content = f.read()",
+    "with open(file_path, 'w') as f:",
+    "    f.write(content)",
+    "Path('/testbed/docs/notes.txt').write_text('x')",
+    "p = Path(\"/testbed/setup.cfg\")",
+    "open('/testbed/tests/test_x.py', \"a\").write('')",
+    "p.write_text(p.read_text())",
+    "EOF",
+  ].join("\n");
+  assert.deepEqual(shellFiles(script).modified.sort(), ["/testbed/django/db/models/base.py", "/testbed/docs/notes.txt", "/testbed/setup.cfg", "/testbed/tests/test_x.py"]);
+  assert.deepEqual(shellFiles("perl -pi -e 's/foo/bar/g' lib/a.pm lib/b.pm").modified, ["lib/a.pm", "lib/b.pm"]);
+  assert.deepEqual(shellFiles("sed -i -e 's/a\\/b/c/' -e 's/x/y/' src/x.py").modified, ["src/x.py"]);
+  // Reading through a variable is not a write.
+  assert.deepEqual(shellFiles("python -c \"f = 'a.py'; print(open(f).read())\"").modified, []);
+});
+
+test("SWE-agent's windowed edit_replace in shell form (`edit 'search' 'replace' False`) acts on the file opened last", () => {
+  const h = [
+    user("fix it"),
+    calls(["bash", { command: 'open "/repo/tests/missing_colon.py"' }, "t1"]),
+    results(["t1", "[File: /repo/tests/missing_colon.py (10 lines total)]"]),
+    calls(["bash", { command: "edit 'def division(a: float, b: float) -> float' 'def division(a: float, b: float) -> float:' False" }, "t2"]),
+    results(["t2", "Replaced 1 occurrences."]),
+  ];
+  assert.deepEqual([...ledgerOf(h).modified], ["/repo/tests/missing_colon.py"]);
+  // `edit FILE` (an editor on a named file) names its file.
+  assert.deepEqual(shellFiles("edit src/a.py").modified, ["src/a.py"]);
+});
+
+test("quoting and continuations: ; and | inside quotes do not split a command, backslash-newline continues it, dotfiles are files", () => {
+  assert.deepEqual(shellFiles("cd /testbed && sed -i '/if data is None:/{N;N;d}' src/marshmallow/schema.py").modified, ["src/marshmallow/schema.py"]);
+  assert.deepEqual(shellFiles("sed -i 's/a|b/c/; s/x/y/' lib/m.py && echo done").modified, ["lib/m.py"]);
+  // A multi-line sed insert whose lines end in backslashes, one of them with a quote the shell takes literally.
+  const insert = "cd /testbed && sed -i '750i\\    def pre_save(self):\\\n        \"\"\"Return field\\'s value.\"\"\"\\\n        return 1' django/db/models/fields/related.py";
+  assert.deepEqual(shellFiles(insert).modified, ["django/db/models/fields/related.py"]);
+  assert.deepEqual(shellFiles("cp ~/a/one.jsonl \\\n   ~/b/two.jsonl && \\\n  chmod 600 ~/b/two.jsonl").modified, ["~/b/two.jsonl"]);
+  assert.deepEqual(shellFiles("cd /testbed && cat > .sqlfluff << 'EOF'\n[sqlfluff]\ndialect = postgres\nEOF").modified, [".sqlfluff"]);
+  // git checkout / restore of paths rewrites them (a branch name is not a path).
+  assert.deepEqual(shellFiles("cd /testbed && git checkout astroid/builder.py").modified, ["astroid/builder.py"]);
+  assert.deepEqual(shellFiles("git checkout -- a.py b/c.py && git restore --staged d.py").modified, ["a.py", "b/c.py", "d.py"]);
+  assert.deepEqual(shellFiles("git checkout main").modified, []);
+  // A python -c script is one command: its lines are not commands.
+  assert.deepEqual(shellFiles("python -c \"\nimport os\ncp = 'x'\nrm = 1\nprint(cp, rm)\n\"").modified, []);
+});

@@ -1,0 +1,344 @@
+// Builds bench/corpus/unseen.jsonl.gz: public agent trajectories (MIT-licensed SWE-agent and
+// mini-swe-agent repositories) converted to the line format of ../shared/corpus/real_sessions.jsonl
+// (Anthropic-style blocks, roles alternating from `user`, every tool_use answered in the next
+// user message, tool_result blocks first), with meta.final_diff_files from each session's
+// submitted patch. Sources, commits and licences: SOURCES below and bench/corpus/PROVENANCE.md.
+//
+//   tsx bench/corpus/convert-trajectories.ts [--mirrors DIR] [--out FILE]
+//
+// Each source is read with `git show COMMIT:PATH` from a bare clone at DIR/<owner>+<name>/repo
+// (default DIR: /work/.mirror; any clone of the repository works: `--mirrors` must hold
+// <owner>+<name>/repo). Same inputs, same bytes out.
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { gzipSync } from "node:zlib";
+import type { ContentBlock, Message, ToolResultBlock, ToolUseBlock } from "../../src/messages/types.ts";
+import { validate } from "../../src/messages/invariants.ts";
+import { diffFiles, finalDiffFilesOf } from "./final-diff.ts";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+
+type Kind = "mini-swe-agent" | "swe-agent-0";
+
+export interface Source {
+  id: string;
+  repo: string;
+  commit: string;
+  path: string;
+  licence: string;
+  kind: Kind;
+  agent: string;
+  model: string;
+  note?: string;
+}
+
+const SWEA = { repo: "SWE-agent/SWE-agent", commit: "3ea751c087f32b16e039a2233dd6eefecef325d5", licence: "MIT" } as const;
+const MSA = { repo: "SWE-agent/mini-swe-agent", licence: "MIT" } as const;
+/** mini-swe-agent GitHub PR #816's evaluation artifacts (head of fork XieZhiliang-code/mini-swe-agent). */
+const MSA_PR = "ec0e8e849fea5b1619deb1753007201000904672";
+
+const msaRun = (run: string, task: string, model: string): Source => ({
+  id: `msa-${run}-${task}`,
+  ...MSA,
+  commit: MSA_PR,
+  path: `output/${run}/${task}/${task}.traj.json`,
+  kind: "mini-swe-agent",
+  agent: "mini-swe-agent 2.2.7 (tool calls)",
+  model,
+});
+
+export const SOURCES: Source[] = [
+  { id: "swea-gpt4-pydicom-1458", ...SWEA, path: "tests/test_data/trajectories/gpt4__swe-bench-dev-easy_first_only__default__t-0.00__p-0.95__c-3.00__install-1/pydicom__pydicom-1458.traj", kind: "swe-agent-0", agent: "SWE-agent 0.x (ACI commands)", model: "gpt4" },
+  { id: "swea-gpt4-test-repo-i1", ...SWEA, path: "tests/test_data/trajectories/gpt4__swe-agent__test-repo__default_from_url__t-0.00__p-0.95__c-3.00__install-1/swe-agent__test-repo-i1.traj", kind: "swe-agent-0", agent: "SWE-agent 0.x (ACI commands)", model: "gpt4" },
+  { id: "swea-gpt4-test-repo-1c2844", ...SWEA, path: "tests/test_data/trajectories/gpt4__swe-agent-test-repo__default_from_url__t-0.00__p-0.95__c-3.00__install-1/6e44b9__sweagenttestrepo-1c2844.traj", kind: "swe-agent-0", agent: "SWE-agent 0.x (ACI commands)", model: "gpt4" },
+  { id: "swea-demo-humanevalfix-python-0", ...SWEA, path: "trajectories/demonstrations/human_thought__swe-bench-HumanEvalFix-python__lcb__t-0.00__p-0.95__c-4.00__install-0/humanevalfix-python-0.traj", kind: "swe-agent-0", agent: "SWE-agent 0.x (demonstration)", model: "human-written demonstration" },
+  { id: "swea-demo-ctf-web-i_got_id", ...SWEA, path: "trajectories/demonstrations/ctf/web/i_got_id_demo.traj", kind: "swe-agent-0", agent: "SWE-agent EnIGMA (CTF demonstration)", model: "demonstration", note: "a CTF task: the submission is a flag, not a diff" },
+  { id: "swea-demo-ctf-crypto-katy", ...SWEA, path: "trajectories/demonstrations/ctf/crypto/katy.traj", kind: "swe-agent-0", agent: "SWE-agent EnIGMA (CTF demonstration)", model: "demonstration", note: "a CTF task: the submission is a flag, not a diff" },
+  { id: "swea-demo-ctf-rev-rock", ...SWEA, path: "trajectories/demonstrations/ctf/rev/rock.traj", kind: "swe-agent-0", agent: "SWE-agent EnIGMA (CTF demonstration)", model: "demonstration", note: "a CTF task: the submission is a flag, not a diff" },
+  {
+    id: "msa-patch-repair-astropy__astropy-12907",
+    ...MSA,
+    commit: "9c0e0e7784f6a45a9ab1c952639055e592577f58",
+    path: "eval/example_trajectories/astropy__astropy-12907.traj.json",
+    kind: "mini-swe-agent",
+    agent: "mini-swe-agent 2.3.0 with a patch-repair loop (tool calls; GitHub PR #854 head)",
+    model: "deepseek/deepseek-chat (its README: DeepSeek V4 Pro)",
+  },
+  msaRun("deepseek_chat_test_1-100", "django__django-15213", "deepseek/deepseek-chat"),
+  msaRun("deepseek_chat_test_1-100", "django__django-15738", "deepseek/deepseek-chat"),
+  msaRun("deepseek_chat_test_1-100", "django__django-14997", "deepseek/deepseek-chat"),
+  msaRun("deepseek_chat_test_1-100", "django__django-12284", "deepseek/deepseek-chat"),
+  msaRun("deepseek_chat_test_1-100", "django__django-11564", "deepseek/deepseek-chat"),
+  msaRun("deepseek_chat_dev_rerun", "sqlfluff__sqlfluff-1517", "deepseek/deepseek-chat"),
+  msaRun("deepseek_chat_dev_rerun", "pylint-dev__astroid-1268", "deepseek/deepseek-chat"),
+  msaRun("deepseek_reasoner_dev", "sqlfluff__sqlfluff-2419", "deepseek/deepseek-reasoner"),
+  msaRun("deepseek_reasoner_dev", "marshmallow-code__marshmallow-1359", "deepseek/deepseek-reasoner"),
+  msaRun("deepseek_reasoner_dev", "pvlib__pvlib-python-1707", "deepseek/deepseek-reasoner"),
+];
+
+export interface Line {
+  id: string;
+  source: string;
+  licence: string;
+  format_origin: string;
+  system: string;
+  messages: Message[];
+  meta: Record<string, unknown>;
+  stats: Record<string, unknown>;
+}
+
+const textOf = (c: unknown): string =>
+  typeof c === "string" ? c : Array.isArray(c) ? c.map((b) => (typeof b === "string" ? b : typeof b?.text === "string" ? b.text : "")).join("\n") : c == null ? "" : String(c);
+
+/**
+ * Assembles a conversation in the corpus's shape: same-role messages merged (tool_result blocks
+ * first in a user message), every tool_use answered before the next assistant turn.
+ */
+export class Conversation {
+  readonly messages: Message[] = [];
+  readonly notes: Record<string, number> = {};
+  private pending: string[] = [];
+  private ids = new Map<string, string>();
+  private used = new Set<string>();
+  private counter = 0;
+
+  private note(k: string): void {
+    this.notes[k] = (this.notes[k] ?? 0) + 1;
+  }
+
+  private last(role: "user" | "assistant"): ContentBlock[] {
+    const m = this.messages[this.messages.length - 1];
+    if (m && m.role === role && typeof m.content !== "string") return m.content;
+    const content: ContentBlock[] = [];
+    this.messages.push({ role, content });
+    return content;
+  }
+
+  user(text: string): void {
+    if (text === "") return this.note("empty_user_message_dropped");
+    if (this.messages.length > 0 && this.pending.length > 0) this.closePending("(no output recorded)", "unanswered_tool_use_given_placeholder_result");
+    this.last("user").push({ type: "text", text });
+  }
+
+  assistant(text: string, calls: { id?: string; name: string; input: unknown }[] = []): void {
+    if (this.messages.length === 0) this.user("(start)");
+    if (this.pending.length > 0) this.closePending("(no output recorded)", "unanswered_tool_use_given_placeholder_result");
+    const blocks = this.last("assistant");
+    if (text.trim() !== "") blocks.push({ type: "text", text });
+    for (const c of calls) {
+      let id = c.id ?? `call_${String(++this.counter).padStart(4, "0")}`;
+      if (this.used.has(id)) {
+        const original = id;
+        let k = 2;
+        while (this.used.has(`${original}~${k}`)) k++;
+        id = `${original}~${k}`;
+        this.ids.set(original, id);
+        this.note("renamed_duplicate_tool_use_id");
+      } else if (c.id) this.ids.set(c.id, id);
+      this.used.add(id);
+      blocks.push({ type: "tool_use", id, name: c.name, input: c.input } as ToolUseBlock);
+      this.pending.push(id);
+    }
+    if (blocks.length === 0) blocks.push({ type: "text", text: "(empty reply)" }), this.note("empty_assistant_reply");
+  }
+
+  /** A tool's output: for the call with that id, or the oldest unanswered call. */
+  result(content: string, callId?: string): boolean {
+    const id = callId !== undefined ? (this.ids.get(callId) ?? callId) : this.pending[0];
+    const at = id === undefined ? -1 : this.pending.indexOf(id);
+    if (at < 0) return false;
+    this.pending.splice(at, 1);
+    const blocks = this.last("user");
+    const r: ToolResultBlock = { type: "tool_result", tool_use_id: id!, content };
+    const firstText = blocks.findIndex((b) => b.type !== "tool_result");
+    blocks.splice(firstText < 0 ? blocks.length : firstText, 0, r);
+    return true;
+  }
+
+  get unanswered(): number {
+    return this.pending.length;
+  }
+
+  closePending(content: string, note: string): void {
+    while (this.pending.length > 0) {
+      this.result(content);
+      this.note(note);
+    }
+  }
+}
+
+/** mini-swe-agent 2.x: OpenAI chat messages with tool_calls, `tool` answers, a final `exit`. */
+export function convertMiniSweAgent(raw: { messages: any[]; info?: any }): { system: string; c: Conversation } {
+  const c = new Conversation();
+  let system = "";
+  for (const m of raw.messages) {
+    const role = m.role as string;
+    if (role === "system") system += (system ? "\n\n" : "") + textOf(m.content);
+    else if (role === "user") c.user(textOf(m.content));
+    else if (role === "assistant") {
+      // reasoning_content is not sent back to the model on later requests (DeepSeek's API): dropped.
+      const calls = (m.tool_calls ?? []).map((t: any) => {
+        let input: unknown;
+        try {
+          input = JSON.parse(t.function?.arguments ?? "{}");
+        } catch {
+          input = { raw_arguments: String(t.function?.arguments ?? "") };
+        }
+        return { id: t.id, name: t.function?.name ?? "tool", input };
+      });
+      c.assistant(textOf(m.content), calls);
+    } else if (role === "tool") {
+      if (!c.result(textOf(m.content), m.tool_call_id)) c.user(textOf(m.content));
+    } else if (role === "exit") {
+      // The run's final output (the submitted patch) is what the last call printed.
+      if (c.unanswered > 0) {
+        c.result(textOf(m.content));
+        c.notes.exit_message_mapped_to_tool_result = (c.notes.exit_message_mapped_to_tool_result ?? 0) + 1;
+      } else c.notes.exit_message_dropped = (c.notes.exit_message_dropped ?? 0) + 1;
+    }
+  }
+  return { system, c };
+}
+
+/**
+ * SWE-agent 0.x / EnIGMA: `history` of text messages; an assistant message's parsed `action` is
+ * its command (a tool_use named bash, the agent's ACI commands included), the next user message
+ * is that command's output. The last action (`submit`) has no recorded output: info.submission
+ * is its result.
+ */
+export function convertSweAgent(raw: { history: any[]; trajectory?: any[]; info?: any }): { system: string; c: Conversation } {
+  const c = new Conversation();
+  let system = "";
+  for (const m of raw.history) {
+    const role = m.role as string;
+    if (role === "system") system += (system ? "\n\n" : "") + textOf(m.content);
+    else if (role === "assistant") {
+      const action = typeof m.action === "string" ? m.action.replace(/\n+$/, "") : "";
+      const thought = typeof m.thought === "string" ? m.thought : textOf(m.content);
+      c.assistant(action ? thought : textOf(m.content), action ? [{ name: "bash", input: { command: action } }] : []);
+    } else if (role === "user" || role === "tool") {
+      if (c.unanswered > 0) c.result(textOf(m.content));
+      else c.user(textOf(m.content));
+    }
+  }
+  // Some runs' history stops before the final `submit`, which only the trajectory records.
+  const steps = Array.isArray(raw.trajectory) ? raw.trajectory : [];
+  const lastStep = steps[steps.length - 1];
+  const lastAction = [...raw.history].reverse().find((m: any) => m.role === "assistant")?.action;
+  if (c.unanswered === 0 && lastStep && typeof lastStep.action === "string" && lastStep.action.trim() === "submit" && String(lastAction ?? "").trim() !== "submit") {
+    c.assistant(typeof lastStep.thought === "string" ? lastStep.thought : "", [{ name: "bash", input: { command: "submit" } }]);
+    c.result(textOf(lastStep.observation ?? raw.info?.submission ?? ""));
+    c.notes.submit_step_taken_from_trajectory = (c.notes.submit_step_taken_from_trajectory ?? 0) + 1;
+  }
+  const submission = raw.info?.submission;
+  if (c.unanswered > 0 && typeof submission === "string") {
+    c.result(submission);
+    c.notes.submission_mapped_to_tool_result = (c.notes.submission_mapped_to_tool_result ?? 0) + 1;
+  }
+  return { system, c };
+}
+
+export function statsOf(messages: readonly Message[], json: string): Record<string, unknown> {
+  let uses = 0;
+  let results = 0;
+  const names: Record<string, number> = {};
+  const ids = new Set<string>();
+  let unique = true;
+  let pairing = true;
+  let alternate = messages[0]?.role === "user";
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]!;
+    if (i > 0 && messages[i - 1]!.role === m.role) alternate = false;
+    if (typeof m.content === "string") continue;
+    const want = m.role === "assistant" ? m.content.filter((b): b is ToolUseBlock => b.type === "tool_use").map((b) => b.id) : [];
+    for (const b of m.content) {
+      if (b.type === "tool_use") {
+        uses++;
+        names[b.name] = (names[b.name] ?? 0) + 1;
+        if (ids.has(b.id)) unique = false;
+        ids.add(b.id);
+      } else if (b.type === "tool_result") results++;
+    }
+    if (want.length > 0) {
+      const next = messages[i + 1];
+      const got = next && typeof next.content !== "string" ? next.content.filter((b) => b.type === "tool_result").map((b) => (b as ToolResultBlock).tool_use_id) : [];
+      if (want.some((id) => !got.includes(id))) pairing = false;
+      const firstOther = next && typeof next.content !== "string" ? next.content.findIndex((b) => b.type !== "tool_result") : -1;
+      if (firstOther >= 0 && next && typeof next.content !== "string" && next.content.slice(firstOther).some((b) => b.type === "tool_result")) pairing = false;
+    }
+  }
+  return {
+    messages: messages.length,
+    tool_uses: uses,
+    tool_results: results,
+    unique_tool_use_ids: unique,
+    pairing_ok: pairing && uses === results,
+    trailing_unanswered_tool_use: false,
+    roles_alternate: alternate,
+    first_role: messages[0]?.role ?? null,
+    json_chars: json.length,
+    tool_names: Object.fromEntries(Object.entries(names).sort(([a], [b]) => (a < b ? -1 : 1))),
+  };
+}
+
+export function convertSource(src: Source, text: string): Line {
+  const raw = JSON.parse(text);
+  const { system, c } = src.kind === "mini-swe-agent" ? convertMiniSweAgent(raw) : convertSweAgent(raw);
+  const messages = c.messages;
+  const submission: unknown = raw.info?.submission;
+  const fromMessages = finalDiffFilesOf(messages);
+  const fromInfo = typeof submission === "string" ? diffFiles(submission) : [];
+  const meta: Record<string, unknown> = {
+    repo: src.repo,
+    commit: src.commit,
+    path: src.path,
+    licence: src.licence,
+    conversion_notes: c.notes,
+    agent: src.agent,
+    model: src.model,
+    exit_status: raw.info?.exit_status ?? null,
+  };
+  if (src.note) meta.note = src.note;
+  // Ground truth: the files of the patch the run submitted (the submission call's recorded
+  // output, which is info.submission); none for a run that submitted no diff.
+  const files = fromMessages ?? (fromInfo.length > 0 ? fromInfo : undefined);
+  if (files) meta.final_diff_files = files;
+  const body = { id: src.id, source: `${src.repo}/${src.path}`, licence: src.licence, format_origin: src.kind === "mini-swe-agent" ? "mini-swe-agent traj.json (openai tool_calls)" : "swe-agent 0.x .traj history (text actions)", system, messages };
+  const json = JSON.stringify(body);
+  return { ...body, meta, stats: statsOf(messages, json) };
+}
+
+export function readFromMirror(mirrors: string, src: Source): string {
+  const gitDir = join(mirrors, src.repo.replace("/", "+"), "repo");
+  if (!existsSync(gitDir)) throw new Error(`no clone of ${src.repo} at ${gitDir} (fetch it, or pass --mirrors)`);
+  return execFileSync("git", ["--git-dir", gitDir, "show", `${src.commit}:${src.path}`], { maxBuffer: 64 << 20, encoding: "utf8" });
+}
+
+function main(argv: string[]): void {
+  let mirrors = "/work/.mirror";
+  let out = resolve(ROOT, "bench/corpus/unseen.jsonl.gz");
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === "--mirrors") mirrors = resolve(argv[++i]!);
+    else if (argv[i] === "--out") out = resolve(argv[++i]!);
+    else {
+      console.error("usage: tsx bench/corpus/convert-trajectories.ts [--mirrors DIR] [--out FILE]");
+      process.exit(2);
+    }
+  }
+  const lines = SOURCES.map((s) => convertSource(s, readFromMirror(mirrors, s)));
+  for (const l of lines) {
+    const s = l.stats;
+    if (!s.pairing_ok || !s.roles_alternate || !s.unique_tool_use_ids || s.first_role !== "user") throw new Error(`${l.id}: not a well-formed conversation: ${JSON.stringify(s)}`);
+    const violations = validate(l.messages);
+    if (violations.length > 0) throw new Error(`${l.id}: ${violations.length} invariant violations, first: ${JSON.stringify(violations[0])}`);
+  }
+  mkdirSync(dirname(out), { recursive: true });
+  const text = `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`;
+  writeFileSync(out, gzipSync(text, { level: 9 }));
+  for (const l of lines) console.error(`${l.id}: ${l.stats.messages} messages, ${l.stats.tool_uses} calls, ${l.stats.json_chars} chars, diff ${JSON.stringify(l.meta.final_diff_files ?? null)}`);
+  console.error(`${lines.length} sessions → ${out}`);
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main(process.argv.slice(2));
