@@ -9,7 +9,7 @@
 // module loading), `--continue`, and `--resume <id>`. Then recall: the first query (indexes the
 // archive) and further queries, one after more messages were appended.
 //
-//   tsx bench/resume.ts [--messages N] [--out FILE]
+//   npm run bench:resume [-- --messages N --out FILE]   (builds first: it runs the built CLI)
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, statSync, utimesSync } from "node:fs";
 import { tmpdir } from "node:os";

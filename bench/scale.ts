@@ -10,7 +10,7 @@
 // and the ratio 100k / 1k (bar: ≤ 2). Also: what budget wrote to disk (each huge result once,
 // not once per call), and the memory after the run (RSS, heap after a full collection).
 //
-//   node --expose-gc --import tsx bench/scale.ts [--messages N] [--window N]… [--out FILE]
+//   npm run bench:scale [-- --messages N --window N… --out FILE]
 import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";

@@ -1,5 +1,5 @@
 // A Vercel AI SDK agent (ai@6) whose context lethe manages: prepareStep / onStepFinish via
-// lethe.generate, a transcript, summaries at the threshold.
+// lethe.generate, a transcript, snips and summaries as the context fills.
 //   LETHE_BASE_URL=http://localhost:8000/v1 node examples/ai-sdk-agent.mjs
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -23,7 +23,10 @@ const engine = createEngine({
   transcript,
   transcriptHoldsHistory: true,
   summarizer: { client: createOpenAIClient({ baseURL, apiKey }), model: "gpt-4o" },
-  onEvent: (e) => e.kind === "summarize" && console.log(`compacted: ${e.tokensBefore} → ${e.tokensAfter} tokens`),
+  onEvent: (e) => {
+    if (e.kind === "summarize") console.log(`compacted: ${e.tokensBefore} → ${e.tokensAfter} tokens`);
+    if (e.kind === "snip") console.log(`snipped: ${e.removedMessages} messages, ${e.freedTokens} tokens`);
+  },
 });
 const lethe = createAISDKAdapter({ engine, transcript, fixedTokens: 300 });
 const provider = createOpenAICompatible({ name: "local", baseURL, apiKey });

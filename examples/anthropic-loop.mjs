@@ -15,7 +15,10 @@ const engine = createEngine({
   contextWindow: 16_000,
   maxOutputTokens: 2_000,
   summarizer: { client: createAnthropicClient({ baseURL, apiKey }), model },
-  onEvent: (e) => e.kind === "summarize" && console.log(`compacted: ${e.tokensBefore} → ${e.tokensAfter} tokens`),
+  onEvent: (e) => {
+    if (e.kind === "summarize") console.log(`compacted: ${e.tokensBefore} → ${e.tokensAfter} tokens`);
+    if (e.kind === "snip") console.log(`snipped: ${e.removedMessages} messages, ${e.freedTokens} tokens`);
+  },
 });
 const client = new Anthropic({ baseURL, apiKey });
 

@@ -13,7 +13,10 @@ const engine = createEngine({
   contextWindow: 16_000,
   maxOutputTokens: 2_000,
   summarizer: { client: createOpenAIClient({ baseURL, apiKey }), model: "gpt-4o" },
-  onEvent: (e) => e.kind === "summarize" && console.log(`compacted: ${e.tokensBefore} → ${e.tokensAfter} tokens`),
+  onEvent: (e) => {
+    if (e.kind === "summarize") console.log(`compacted: ${e.tokensBefore} → ${e.tokensAfter} tokens`);
+    if (e.kind === "snip") console.log(`snipped: ${e.removedMessages} messages, ${e.freedTokens} tokens`);
+  },
 });
 const lethe = createLangChainAdapter({ engine, fixedTokens: 300 });
 const lookup = { type: "function", function: { name: "lookup", description: "Look a file up.", parameters: { type: "object", properties: { command: { type: "string" } }, required: ["command"] } } };

@@ -12,7 +12,10 @@ const engine = createEngine({
   contextWindow: 16_000,
   maxOutputTokens: 2_000,
   summarizer: { client: createOpenAIClient({ baseURL, apiKey }), model: "gpt-4o" },
-  onEvent: (e) => e.kind === "summarize" && console.log(`compacted: ${e.tokensBefore} → ${e.tokensAfter} tokens`),
+  onEvent: (e) => {
+    if (e.kind === "summarize") console.log(`compacted: ${e.tokensBefore} → ${e.tokensAfter} tokens`);
+    if (e.kind === "snip") console.log(`snipped: ${e.removedMessages} messages, ${e.freedTokens} tokens`);
+  },
 });
 const lethe = createOpenAIAdapter({ engine, fixedTokens: 120 });
 const client = new OpenAI({ baseURL, apiKey });

@@ -21,6 +21,9 @@ export interface Follower {
   replaceOutput(output: readonly Message[]): void;
 }
 
+/** Leading messages always compared (snip and summaries keep the session's first request). */
+const HEAD_CHECK = 8;
+
 export function createFollower(): Follower {
   // The host's messages seen so far, in order (our own copy: the host's array may change).
   let seen: Message[] = [];
@@ -29,10 +32,17 @@ export function createFollower(): Follower {
   // Set by resolve: how much of the input is already in `seen` (-1: not an extension).
   let matched = -1;
 
+  // Whether input is seen + appended messages. Compared by identity, and only where it matters:
+  // the messages still in the last result (at most its length, from the end) and the first few.
+  // A message already compacted out of the context is not compared: an edit there would not
+  // reach the model either when the host passes back lethe's history. This keeps a call
+  // O(context), not O(session).
   const extendsSeen = (input: readonly Message[]): boolean => {
-    if (seen.length === 0 || input.length < seen.length) return false;
-    // Identity only: the cost is one pointer comparison per message, far below any layer's.
-    for (let i = seen.length - 1; i >= 0; i--) if (input[i] !== seen[i]) return false;
+    const n = seen.length;
+    if (n === 0 || input.length < n) return false;
+    const tail = out === null ? n : Math.min(n, out.length + 1);
+    for (let i = n - 1; i >= n - tail; i--) if (input[i] !== seen[i]) return false;
+    for (let i = Math.min(HEAD_CHECK, n - tail) - 1; i >= 0; i--) if (input[i] !== seen[i]) return false;
     return true;
   };
 

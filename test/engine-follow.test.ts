@@ -52,12 +52,18 @@ test("follow: budget saves each huge result once, not again on every call of a f
 });
 
 test("follow: a host that rewinds or edits its history gets that history prepared as given", () => {
-  const engine = createEngine({ contextWindow: 32_000, maxOutputTokens: 4_000, store: createMemoryStore() });
+  // No snip: what the host rewrites stays in the request, where the test can see it.
+  const engine = createEngine({ contextWindow: 32_000, maxOutputTokens: 4_000, store: createMemoryStore(), config: { snip: { enabled: false } } });
   const host: Message[] = [user("task")];
   for (let k = 0; k < 60; k++) {
     host.push(...round(k));
     engine.prepare(host);
   }
+  // The newest result rewritten (still in the context) and a round appended: the request holds the new text.
+  const rewritten = host.slice();
+  rewritten[rewritten.length - 1] = results([`toolu_59`, "REWRITTEN result"]);
+  rewritten.push(...round(60));
+  assert.match(JSON.stringify(engine.prepare(rewritten).history), /REWRITTEN result/);
   // An edit in the middle (a new object at index 5): the request must hold it.
   const edited = host.slice();
   edited[5] = said("edited turn");

@@ -19,7 +19,7 @@ export const compactionConfigSchema = z
       .partial()
       .strict(),
     snip: z
-      .object({ enabled: z.boolean(), triggerMessages: int().positive(), targetMessages: int().positive(), keepHead: int().min(1), minThresholdShare: share() })
+      .object({ enabled: z.boolean(), triggerMessages: int().positive(), targetMessages: int().positive(), keepHead: int().min(1), minThresholdShare: share(), cacheAware: z.boolean() })
       .partial()
       .strict(),
     micro: z

@@ -34,17 +34,38 @@ export function snipCut(history: readonly Message[], keepHead: number, targetMes
   return { head, tail };
 }
 
+/**
+ * Whether snipping now pays for itself. After a snip, the bounded head message and the tail are
+ * written to the prompt cache again (W tokens at 1.25×); until then, every request reads the
+ * middle (E tokens at 0.1×). With the context growing g tokens a request, the cost per request
+ * of snipping whenever the middle reaches E is 0.05·E + 1.25·W·g/E, least at E = √(25·W·g):
+ * snip once the middle is that large. g is measured since the last snip (tokens per model turn).
+ */
+export function snipPays(history: readonly Message[], cut: { head: number; tail: number }, ctx: LayerContext): boolean {
+  let middle = 0, kept = ctx.tokens.message(history[cut.head - 1]!), since = 0, turns = 0;
+  for (let i = cut.head; i < history.length; i++) {
+    const t = ctx.tokens.message(history[i]!);
+    if (i < cut.tail) middle += t;
+    else kept += t;
+    since += t;
+    if (history[i]!.role === "assistant") turns++;
+  }
+  const growth = since / Math.max(1, turns);
+  return middle * middle >= 25 * kept * growth;
+}
+
 /** Layer 2: past the message trigger and under pressure, drops the middle of the history, keeping the head, the newest messages, and a note carrying the user's messages and the file ledger. */
 export function snip(history: readonly Message[], ctx: LayerContext): LayerResult<SnipEvent> {
   const cfg = ctx.config.snip;
   const none = { history: history as Message[], freedTokens: 0, event: null };
-  if (!cfg.enabled || history.length <= cfg.triggerMessages) return none;
+  if (!cfg.enabled || history.length <= (cfg.cacheAware ? cfg.targetMessages + 1 : cfg.triggerMessages)) return none;
   if (cfg.minThresholdShare > 0) {
     const threshold = autoCompactThreshold(ctx.window, ctx.config);
     if ((ctx.fixedTokens ?? 0) + ctx.tokens.messages(history) < cfg.minThresholdShare * threshold) return none;
   }
   const cut = snipCut(history, cfg.keepHead, cfg.targetMessages);
   if (!cut) return none;
+  if (cfg.cacheAware && history.length <= cfg.triggerMessages && !snipPays(history, cut, ctx)) return none;
 
   const last = history[cut.head - 1]!;
   const note = snipBoundary({ removed: cut.tail - cut.head, from: cut.head, to: cut.tail, archivePath: ctx.archivePath });

@@ -91,7 +91,9 @@ export function createTokenCounter(count: TextCounter = estimateTokens, opts: To
   const block = (b: ContentBlock): number => {
     let n = byBlock.get(b);
     if (n === undefined) {
-      n = blockTokens(b, count, media);
+      // Text blocks through text(): a carried text (ledger, work record) counted when it was
+      // fitted to its budget is not counted again as a block.
+      n = blockTokens(b, b.type === "text" ? text : count, media);
       byBlock.set(b, n);
     }
     return n;

@@ -96,7 +96,9 @@ function assertTranscriptHoldsEverySentMessage(provider: Provider, requests: any
 for (const provider of ["anthropic", "openai"] as const) {
   test(`${provider}: 300 bash calls with big outputs at a 24k window: exit 0, no request over the window, the transcript holds every message sent`, async () => {
     const fake = await startFake(provider, { script: longSession(300), contextWindow: 24_000 });
-    const ws = makeWorkspace();
+    // Snip on message count (30 → 10), as a settings file can ask: with the default small tail,
+    // snip leaves micro nothing old to clear, and this session is to exercise every layer.
+    const ws = makeWorkspace({ compaction: { snip: { cacheAware: false, triggerMessages: 30, targetMessages: 10 } } });
     try {
       const r = await runCli(
         [...providerArgs(provider, fake), "--context-window", "24000", "--max-output-tokens", "2000", "--yes", "--cwd", ws.dir, "--output-format", "json", "-p", "Print every batch of rows and report when done."],

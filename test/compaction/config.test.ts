@@ -21,6 +21,6 @@ test("every threshold is configurable; bad values get a clear error", () => {
   assert.equal(c.micro.keepRecent, 5);
   assert.equal(c.budget.perToolChars.grep, 5);
   assert.equal(c.budget.perToolChars.bash, 30_000);
-  assert.throws(() => resolveConfig({ snip: { targetMessages: 60 } }), /targetMessages \(60\) must be below snip\.triggerMessages \(30\)/);
+  assert.throws(() => resolveConfig({ snip: { targetMessages: 70 } }), /targetMessages \(70\) must be below snip\.triggerMessages \(60\)/);
   assert.throws(() => resolveConfig({ budget: { perResultChars: -1 } }), /budget\.perResultChars: Too small/);
 });

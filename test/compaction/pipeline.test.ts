@@ -9,8 +9,9 @@ test("layers run in SPEC order: budget, snip, micro", () => {
 
 test("reports what each layer did and the tokens after", () => {
   const h = [...bashSession(60, 12_000), calls(["bash", {}, "huge"]), results(["huge", "h".repeat(500_000)])];
-  // Snip leaves ten messages; with the newest result alone kept whole, micro has old ones to clear.
-  const ctx = context({ config: { micro: { keepRecent: 1 } } });
+  // Snip (on message count here) leaves ten messages; with the newest result alone kept whole,
+  // micro has old ones to clear.
+  const ctx = context({ config: { micro: { keepRecent: 1 }, snip: { cacheAware: false, triggerMessages: 30, targetMessages: 10 } } });
   const r = prepare(h, ctx);
   assert.deepEqual(r.reports.map((x) => x.layer), ["budget", "snip", "micro"]);
   assert.deepEqual(r.events.map((e) => e.kind), ["budget", "snip", "micro"]);

@@ -5,7 +5,8 @@ import { toolResultsOf, toolUsesOf } from "../../src/messages/blocks.ts";
 import type { Message } from "../../src/messages/types.ts";
 import { bashSession, context } from "../support/build.ts";
 
-const noGate = { snip: { minThresholdShare: 0 } };
+// The message-count mechanics (trigger 30 → target 10, no pressure gate, no cache rule).
+const noGate = { snip: { minThresholdShare: 0, cacheAware: false, triggerMessages: 30, targetMessages: 10 } };
 
 function pairsIntact(h: Message[]): boolean {
   for (let i = 0; i < h.length; i++) {
@@ -97,4 +98,22 @@ test("the boundary carries the removed part's user messages and file ledger, onc
   assert.deepEqual(userMessagesOf(twice), ["task", "second", "please also update the docs"]);
   assert.equal(ledgerOf(twice).modified.size, 50);
   assert.equal((JSON.stringify(twice).match(/<lethe-files>/g) ?? []).length, 1);
+});
+
+test("cache-aware: below the message trigger it snips once the middle is worth more in reads than the rewrite, and not before", () => {
+  const cacheAware = { snip: { minThresholdShare: 0, cacheAware: true, triggerMessages: 60, targetMessages: 6 } };
+  // 25 messages of even rounds: the middle (19 messages, ~9 rounds) is past √(25·kept·growth).
+  const long = bashSession(12, 2_000);
+  const r = snip(long, context({ config: cacheAware }));
+  assert.ok(r.event, "snipped");
+  assert.ok(r.history.length <= 6, `${r.history.length} messages`);
+  assert.ok(pairsIntact(r.history));
+  // 13 messages: the middle (7 messages) is not yet worth rewriting what is kept.
+  assert.equal(snip(bashSession(6, 2_000), context({ config: cacheAware })).event, null);
+  // A huge newest result makes the rewrite dear: the same middle waits.
+  const heavyTail = bashSession(12, 2_000);
+  heavyTail[heavyTail.length - 1] = { role: "user", content: [{ type: "tool_result", tool_use_id: (heavyTail.at(-2)!.content as { id: string }[])[0]!.id, content: "x ".repeat(60_000) }] };
+  assert.equal(snip(heavyTail, context({ config: cacheAware })).event, null);
+  // Past triggerMessages it snips whatever the rule says (a ceiling on the history's length).
+  assert.ok(snip(bashSession(31, 10), context({ config: cacheAware })).event);
 });

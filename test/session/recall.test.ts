@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Message } from "../../src/messages/types.ts";
@@ -267,3 +267,38 @@ test("a damaged transcript still answers, and says lines were skipped", withSess
   assert.equal(r.hits[0]?.id, "u");
   assert.match(r.text, /1 damaged transcript line\(s\) skipped/);
 }));
+
+test("recall keeps its index of a transcript: a later query sees lines appended since (read from where it stopped), a replaced file is indexed again", () => {
+  const base = mkdtempSync(join(tmpdir(), "lethe-recall-index-"));
+  try {
+    const paths = createSessionDir(base);
+    const w = openTranscript(paths.transcript, { header: { id: paths.id, cwd: base } });
+    w.appendMessage(user("first request: alpha"));
+    w.appendMessage(calls(["bash", { command: "make alpha" }, "toolu_a"]));
+    w.appendMessage(results(["toolu_a", "alpha built"]));
+    assert.equal(found(recall(paths.dir, { query: "alpha built" })).hits.length, 1);
+    const none = recall(paths.dir, { query: "beta" });
+    assert.ok(none.kind !== "search" || none.hits.length === 0);
+    // Appended after the first query, one line left half-written (a writer mid-line).
+    w.appendMessage(calls(["bash", { command: "make beta" }, "toolu_b"]));
+    w.appendMessage(results(["toolu_b", "beta built"]));
+    w.close();
+    writeFileSync(paths.transcript, '{"type":"message","uuid":"x","ts":"t","message":{"role":"user","content":"gamma half', { flag: "a" });
+    assert.equal(found(recall(paths.dir, { query: "beta built" })).hits.length, 1);
+    assert.match(slice(recall(paths.dir, { id: "toolu_b" })).text, /\nbeta built\n/);
+    // The rest of the half-written line arrives: it is read once complete.
+    writeFileSync(paths.transcript, ' done"}}\n', { flag: "a" });
+    assert.equal(found(recall(paths.dir, { query: "gamma half done" })).hits.length, 1);
+    // The file is replaced by a different, shorter one: indexed from the start again.
+    const v = openTranscript(`${paths.transcript}.new`, { header: { id: paths.id, cwd: base } });
+    v.appendMessage(user("delta only"));
+    v.close();
+    rmSync(paths.transcript);
+    writeFileSync(paths.transcript, readFileSync(`${paths.transcript}.new`));
+    assert.equal(found(recall(paths.dir, { query: "delta only" })).hits.length, 1);
+    const gone = recall(paths.dir, { query: "alpha built" });
+    assert.ok(gone.kind !== "search" || gone.hits.length === 0, "the replaced file's old lines are gone");
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+});
