@@ -43,7 +43,7 @@ export interface Archive {
   results: Map<string, { entry: MessageEntry; block: ToolResultBlock }>;
 }
 
-function isPlaceholder(block: ToolResultBlock): boolean {
+export function isPlaceholder(block: ToolResultBlock): boolean {
   const c = block.content;
   const text = typeof c === "string" ? c : Array.isArray(c) && c[0]?.type === "text" ? c[0].text : "";
   return isPersistedMarker(text) || isClearedPlaceholder(text);

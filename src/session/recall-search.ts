@@ -3,11 +3,12 @@
 // list of hits that each name the id (and char offset) to read the whole item with.
 import { type SafeRegex, compileSafe } from "./safe-regex.ts";
 import { readFileSync, readdirSync, statSync } from "node:fs";
-import { basename, join } from "node:path";
+import { join } from "node:path";
 import { resultText } from "../messages/blocks.ts";
 import type { ToolResultBlock } from "../messages/types.ts";
 import type { MessageEntry } from "./transcript.ts";
-import { type Archive, type Segment, blocks, charBoundary, fail, fmt, oneLine, renderMessage, savedFile } from "./recall-archive.ts";
+import { type Archive, type Segment, blocks, charBoundary, fail, fmt, isPlaceholder, oneLine, renderMessage } from "./recall-archive.ts";
+import { resultFileName } from "./tool-results.ts";
 import { RECALL_CONTEXT_CHARS, type RecallError, type RecallHit, type RecallSearch, type RecallSource } from "./recall-types.ts";
 
 /** Hits shown per item before "N more in this item". */
@@ -15,12 +16,68 @@ const HITS_PER_ITEM = 3;
 /** Room kept for a search answer's header line. */
 const HEADER_ROOM = 400;
 
-/** The query as a case-insensitive pattern on the linear-time engine, or why it cannot be one. */
+/** A literal query, case-insensitive, on the native engine: an escaped literal cannot backtrack. */
+function literal(query: string): SafeRegex {
+  const re = new RegExp(query.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "giu");
+  return {
+    test: (text) => ((re.lastIndex = 0), re.test(text)),
+    *matches(text) {
+      re.lastIndex = 0;
+      for (let m = re.exec(text); m; m = re.exec(text)) yield [m.index, m.index + m[0].length];
+    },
+  };
+}
+
+/**
+ * A literal every match of `pattern` contains (the longest run of plain characters outside groups,
+ * classes and optional parts), or null when there is none worth using (or an alternation makes
+ * it uncertain). Items without it are skipped before the linear-time engine, which is far slower
+ * than the native search for a literal.
+ */
+export function requiredLiteral(pattern: string): string | null {
+  if (pattern.includes("|")) return null;
+  let best = "", run = "", depth = 0;
+  const end = () => {
+    if (run.length > best.length) best = run;
+    run = "";
+  };
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    let lit: string | null = null;
+    if (c === "\\") {
+      const n = pattern[++i] ?? "";
+      // Escaped punctuation is itself; \w, \d, \b, \x41 and the like are not one character.
+      if (/[^\w\s]/.test(n)) lit = n;
+    } else if (c === "[") {
+      while (i < pattern.length && pattern[i] !== "]") i += pattern[i] === "\\" ? 2 : 1;
+    } else if (c === "{") {
+      while (i < pattern.length && pattern[i] !== "}") i++; // a quantifier's bounds
+    } else if (c === "(") depth++;
+    else if (c === ")") depth--;
+    else if (/[\w ,:;'"=<>!@#%&~`/-]/.test(c)) lit = c;
+    if (lit === null || depth > 0) {
+      end();
+      continue;
+    }
+    // A quantifier that allows zero makes the character before it optional.
+    const q = pattern[i + 1];
+    if (q === "?" || q === "*" || (q === "{" && /^\{0/.test(pattern.slice(i + 1)))) {
+      end();
+      continue;
+    }
+    run += lit;
+    if (q === "+" || q === "{") end();
+  }
+  end();
+  return best.trim().length >= 3 ? best : null;
+}
+
+/** The query as a case-insensitive pattern (a /regex/ on the linear-time engine), or why it cannot be one. */
 function compileQuery(query: string): SafeRegex | string {
   const q = query.trim();
   if (q === "") return "give a non-empty query";
   const m = /^\/(.+)\/([a-z]*)$/s.exec(q);
-  if (!m) return compileSafe(q.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), { ignoreCase: true });
+  if (!m) return literal(q);
   const flags = m[2] as string;
   let re: SafeRegex;
   try {
@@ -29,7 +86,15 @@ function compileQuery(query: string): SafeRegex | string {
     return (err as Error).message.replace(/^invalid regular expression/, "invalid regex");
   }
   if (re.test("")) return `the regex ${q} matches the empty string; make it more specific`;
-  return re;
+  const needle = requiredLiteral(m[1] as string);
+  if (!needle) return re;
+  const pre = literal(needle);
+  return {
+    test: (text) => pre.test(text) && re.test(text),
+    *matches(text) {
+      if (pre.test(text)) yield* re.matches(text);
+    },
+  };
 }
 
 interface Item {
@@ -42,38 +107,51 @@ interface Item {
   segments?: Segment[];
 }
 
+/** Rendered messages, kept with the archive's entries (rendering every message per query was most of a search). */
+const rendered = new WeakMap<MessageEntry, { text: string; segments: Segment[] }>();
+/** Each result's tool-results/ file name (a hash of its id: worth computing once). */
+const fileNames = new WeakMap<ToolResultBlock, string>();
+
 /** Items newest first: each message (as rendered), then the original results it carries; then orphan files. */
 function* items(a: Archive): Generator<Item> {
+  // One directory read per search, not a stat per tool result.
+  let saved: Set<string>;
+  try {
+    saved = new Set(readdirSync(a.toolResultsDir).filter((n) => n.endsWith(".txt")));
+  } catch {
+    saved = new Set(); // no tool-results/ folder
+  }
   const fileIds = new Set<string>();
   for (let i = a.messages.length - 1; i >= 0; i--) {
     const entry = a.messages[i] as MessageEntry;
-    const { text, segments } = renderMessage(entry.message);
-    yield { id: entry.uuid, source: "message", text, role: entry.message.role, ts: entry.ts, segments };
+    let r = rendered.get(entry);
+    if (!r) rendered.set(entry, (r = renderMessage(entry.message)));
+    yield { id: entry.uuid, source: "message", text: r.text, role: entry.message.role, ts: entry.ts, segments: r.segments };
     for (const b of blocks(entry.message)) {
       if (b.type !== "tool_result") continue;
-      const r = b as ToolResultBlock;
-      if (a.results.get(r.tool_use_id)?.block !== r) continue;
-      const tool = a.uses.get(r.tool_use_id)?.name;
-      const file = savedFile(a, r.tool_use_id);
-      if (file) fileIds.add(basename(file));
-      yield {
-        id: r.tool_use_id,
-        source: file ? "tool-result-file" : "tool_result",
-        text: file ? readFileSync(file, "utf8") : resultText(r.content),
-        ts: entry.ts,
-        ...(tool ? { tool } : {}),
-      };
+      const block = b as ToolResultBlock;
+      if (a.results.get(block.tool_use_id)?.block !== block) continue;
+      const tool = a.uses.get(block.tool_use_id)?.name;
+      let name = fileNames.get(block);
+      if (name === undefined) fileNames.set(block, (name = resultFileName(block.tool_use_id)));
+      const file = saved.has(name) ? join(a.toolResultsDir, name) : null;
+      if (file) fileIds.add(name);
+      // A saved file holds what the transcript's original holds; read it only when the transcript
+      // kept no original (a marker or placeholder there).
+      const text = file && isPlaceholder(block) ? readFileSync(file, "utf8") : resultText(block.content);
+      yield { id: block.tool_use_id, source: file ? "tool-result-file" : "tool_result", text, ts: entry.ts, ...(tool ? { tool } : {}) };
     }
   }
-  let files: { name: string; mtime: number }[] = [];
-  try {
-    files = readdirSync(a.toolResultsDir)
-      .filter((n) => n.endsWith(".txt") && !fileIds.has(n))
-      .map((name) => ({ name, mtime: statSync(join(a.toolResultsDir, name)).mtimeMs }))
-      .sort((x, y) => y.mtime - x.mtime);
-  } catch {
-    // No tool-results/ folder.
-  }
+  const files = [...saved]
+    .filter((n) => !fileIds.has(n))
+    .flatMap((name) => {
+      try {
+        return [{ name, mtime: statSync(join(a.toolResultsDir, name)).mtimeMs }];
+      } catch {
+        return [];
+      }
+    })
+    .sort((x, y) => y.mtime - x.mtime);
   for (const f of files) {
     yield { id: f.name.slice(0, -4), source: "tool-result-file", text: readFileSync(join(a.toolResultsDir, f.name), "utf8") };
   }

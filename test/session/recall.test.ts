@@ -302,3 +302,33 @@ test("recall keeps its index of a transcript: a later query sees lines appended 
     rmSync(base, { recursive: true, force: true });
   }
 });
+
+test("recall's regex prefilter: the literal every match must contain, or none when unsure", async () => {
+  const { requiredLiteral } = await import("../../src/session/recall-search.ts");
+  const cases: [string, string | null][] = [
+    ["assert\\w+\\(", "assert"],
+    ["Traceback \\(most", "Traceback (most"],
+    ["\\bimport\\s+os\\b", "import"],
+    ["colou?r", "colo"],
+    ["x{0,3}abcd", "abcd"],
+    ["foo(bar)?baz", "foo"],
+    ["a|bcdef", null],
+    ["ab+cd", null],
+    ["[abc]def", "def"],
+  ];
+  for (const [p, want] of cases) assert.equal(requiredLiteral(p), want, p);
+  // The prefilter never hides a match: every item the regex matches contains the literal.
+  const base = mkdtempSync(join(tmpdir(), "lethe-recall-pre-"));
+  try {
+    const paths = createSessionDir(base);
+    const w = openTranscript(paths.transcript, { header: { id: paths.id, cwd: base } });
+    w.appendMessage(user("ASSERTEqual( one"));
+    w.appendMessage(said("assert_x( two, and colour"));
+    w.appendMessage(user("nothing here"));
+    w.close();
+    assert.equal(found(recall(paths.dir, { query: "/assert\\w+\\(/" })).totalMatches, 2);
+    assert.equal(found(recall(paths.dir, { query: "/colou?r/" })).totalMatches, 1);
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+});
