@@ -70,9 +70,14 @@ interface ModeResult {
 }
 
 const { first, rounds } = corpusRounds();
+const BASE = mkdtempSync(join(tmpdir(), "lethe-scale-"));
+process.on("exit", () => rmSync(BASE, { recursive: true, force: true }));
 
 function run(mode: "host" | "loop", contextWindow: number, total = TOTAL): ModeResult {
-  const dir = mkdtempSync(join(tmpdir(), "lethe-scale-"));
+  // The same path every run: the markers name it, and a different name would tokenize differently
+  // and tip borderline decisions, so the two ways of driving would not see the same session.
+  const dir = join(BASE, "session");
+  rmSync(dir, { recursive: true, force: true });
   const engine = createEngine({ contextWindow, maxOutputTokens: Math.min(32_000, contextWindow / 4), sessionDir: dir });
   const host: Message[] = [first];
   let loop: Message[] = [first];
