@@ -77,6 +77,8 @@ export function createEngine(opts: EngineOptions): Engine {
   });
   let lastResponseAt: number | undefined;
   const indexed = new WeakSet<Message>();
+  // What budget moved to the store, so a rebuilt copy of the same history is not written again.
+  const persisted: NonNullable<LayerContext["persisted"]> = new Map();
 
   const layerContext = (call: PrepareCall): LayerContext => ({
     window,
@@ -88,6 +90,7 @@ export function createEngine(opts: EngineOptions): Engine {
     archivePath,
     fixedTokens: call.fixedTokens ?? 0,
     archived: opts.transcriptHoldsHistory ?? false,
+    persisted,
   });
 
   // Watches the reported input for a server that silently cuts the prompt to its own context.

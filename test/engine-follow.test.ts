@@ -90,3 +90,21 @@ test("follow: after a summary, a full-history host keeps the summary instead of 
   // first one would compact again.
   assert.ok(compactions >= 1 && compactions <= 20, `${compactions} compactions in 80 rounds`);
 });
+
+test("budget remembers what it moved: a host that rebuilds its history every call (new objects) has each huge result written once, with one budget event", () => {
+  const store = createMemoryStore();
+  let saves = 0;
+  const engine = createEngine({ contextWindow: 200_000, maxOutputTokens: 32_000, store: { ...store, save: (id: string, text: string) => (saves++, store.save(id, text)) }, config: { snip: { enabled: false }, micro: { enabled: false } } });
+  const host: Message[] = [user("go")];
+  let budgetEvents = 0;
+  for (let k = 0; k < 30; k++) {
+    host.push(...round(k));
+    // As if read back from a database each time: nothing keeps its identity.
+    const r = engine.prepare(structuredClone(host));
+    budgetEvents += r.events.filter((e) => e.kind === "budget").length;
+    for (const m of r.history) for (const b of typeof m.content === "string" ? [] : m.content) if (b.type === "tool_result") assert.ok(typeof b.content !== "string" || b.content.length < 20_000, "every huge result is a marker");
+  }
+  const huge = Array.from({ length: 30 }, (_, k) => k).filter((k) => k % 7 === 3).length;
+  assert.equal(saves, huge);
+  assert.equal(budgetEvents, huge);
+});

@@ -8,6 +8,9 @@ import { resultLimitChars, resultLimitTokens } from "./config.ts";
 import { isClearedPlaceholder, isPersistedMarker, persistedMarker } from "./markers.ts";
 import type { BudgetEvent, LayerContext, LayerResult, PersistedResult } from "./types.ts";
 
+/** Results remembered as moved (the oldest are forgotten first; a forgotten one is written again). */
+const PERSISTED_MEMO = 4_096;
+
 function alreadyCompact(block: ToolResultBlock): boolean {
   const c = block.content;
   return typeof c === "string" && (isPersistedMarker(c) || isClearedPlaceholder(c));
@@ -18,7 +21,7 @@ function persist(
   block: ToolResultBlock,
   toolName: string,
   ctx: LayerContext,
-): { block: ToolResultBlock; record: PersistedResult } | null {
+): { block: ToolResultBlock; record: PersistedResult; again?: true } | null {
   const { budget } = ctx.config;
   const tokensBefore = ctx.tokens.block(block);
   const chars = resultChars(block.content);
@@ -29,6 +32,10 @@ function persist(
   const named = media.map((b) => `\n[${describeMedia(b)}]`).join("");
   // The preview may never be most of what it replaces (small windows, token-dense text).
   let previewChars = Math.min(budget.previewChars, Math.floor(plain.length / 4), Math.floor(resultLimitTokens(ctx.window, budget) * 2));
+  // Moved before (a host passing a rebuilt copy of its history): the same marker, nothing written.
+  const head = plain.slice(0, budget.previewChars);
+  const known = ctx.persisted?.get(block.tool_use_id);
+  if (known && known.chars === chars && known.head === head) return { block: { ...block, content: known.block.content }, record: known.record, again: true };
   let marker = "";
   let tokensAfter = Infinity;
   let path: string | undefined;
@@ -45,7 +52,13 @@ function persist(
     const next: ToolResultBlock = { ...block, content: marker };
     tokensAfter = ctx.tokens.block(next);
     if (tokensAfter < tokensBefore) {
-      return { block: next, record: { toolUseId: block.tool_use_id, toolName, path: path ?? "", chars, tokensBefore, tokensAfter } };
+      const record = { toolUseId: block.tool_use_id, toolName, path: path ?? "", chars, tokensBefore, tokensAfter };
+      // Only a result that is on disk is remembered (an unsaved one is tried again next time).
+      if (ctx.persisted && path !== undefined) {
+        if (ctx.persisted.size >= PERSISTED_MEMO) ctx.persisted.delete(ctx.persisted.keys().next().value!);
+        ctx.persisted.set(block.tool_use_id, { chars, head, block: next, record });
+      }
+      return { block: next, record };
     }
     if (previewChars === 0) return null;
     previewChars = Math.floor(previewChars / 4);
@@ -58,6 +71,8 @@ export function budget(history: readonly Message[], ctx: LayerContext): LayerRes
   const maxTokens = resultLimitTokens(ctx.window, cfg);
   const minLimit = Math.min(cfg.perResultChars, ...Object.values(cfg.perToolChars));
   const persisted: PersistedResult[] = [];
+  // Markers put back in place of results moved on an earlier call: not a new move, no event.
+  let freedAgain = 0;
   let out: Message[] | null = null;
 
   for (let i = 0; i < history.length; i++) {
@@ -82,7 +97,8 @@ export function budget(history: readonly Message[], ctx: LayerContext): LayerRes
       if (!done) continue;
       blocks ??= m.content.slice();
       blocks[j] = done.block;
-      persisted.push(done.record);
+      if (done.again) freedAgain += done.record.tokensBefore - done.record.tokensAfter;
+      else persisted.push(done.record);
       total -= chars - resultChars(done.block.content);
     }
 
@@ -101,7 +117,8 @@ export function budget(history: readonly Message[], ctx: LayerContext): LayerRes
         if (!done) continue;
         blocks ??= m.content.slice();
         blocks[j] = done.block;
-        persisted.push(done.record);
+        if (done.again) freedAgain += done.record.tokensBefore - done.record.tokensAfter;
+        else persisted.push(done.record);
         total -= chars - resultChars(done.block.content);
       }
     }
@@ -114,5 +131,6 @@ export function budget(history: readonly Message[], ctx: LayerContext): LayerRes
 
   if (!out) return { history: history as Message[], freedTokens: 0, event: null };
   const freedTokens = persisted.reduce((s, p) => s + p.tokensBefore - p.tokensAfter, 0);
-  return { history: out, freedTokens, event: { kind: "budget", persisted, freedTokens } };
+  if (persisted.length === 0) return { history: out, freedTokens: freedAgain, event: null };
+  return { history: out, freedTokens: freedTokens + freedAgain, event: { kind: "budget", persisted, freedTokens } };
 }

@@ -3,7 +3,7 @@
 // A layer is a pure function of its inputs. The only side effect it may cause is
 // through `context.store` (persisting a tool result before replacing it), which the
 // caller passes in, so tests run layers against an in-memory store.
-import type { Message } from "../messages/types.ts";
+import type { Message, ToolResultBlock } from "../messages/types.ts";
 import type { TokenCounter } from "../tokens/count.ts";
 import type { CompactionConfig, ModelWindow } from "./config.ts";
 
@@ -40,6 +40,12 @@ export interface LayerContext {
    * ahead), so micro need not save what it clears again: recall reads it from there.
    */
   archived?: boolean;
+  /**
+   * What budget already moved to the store, by tool_use id: a host that rebuilds its history
+   * (new objects, the same results) every call gets the same marker back, without the result
+   * being written again. Owned by the engine; budget reads and fills it.
+   */
+  persisted?: Map<string, { chars: number; head: string; block: ToolResultBlock; record: PersistedResult }>;
 }
 
 /** One tool result budget moved to the store. */
