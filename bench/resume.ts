@@ -16,12 +16,13 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createEngine } from "../src/engine.ts";
-import type { ContentBlock, Message } from "../src/messages/types.ts";
+import type { Message } from "../src/messages/types.ts";
 import { createSessionDir } from "../src/session/paths.ts";
 import { recall } from "../src/session/recall.ts";
 import { openTranscript } from "../src/session/transcript.ts";
 import { startFakeAnthropic } from "../test/support/fakes/anthropic.ts";
-import { loadCorpus, writeJsonAtomic } from "./replay.ts";
+import { writeJsonAtomic } from "./replay.ts";
+import { corpusRounds, freshRound } from "./rounds.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const argv = process.argv.slice(2);
@@ -32,17 +33,7 @@ const opt = (name: string): string | undefined => {
 const N = Number(opt("--messages") ?? 50_000);
 const OUT = opt("--out") ?? resolve(ROOT, "bench/results/resume.json");
 
-const sessions = loadCorpus(resolve(ROOT, "../shared/corpus/real_sessions.jsonl"));
-const rounds: [Message, Message][] = [];
-for (const s of sessions) for (let i = 1; i + 1 < s.messages.length; i += 2) if (s.messages[i]!.role === "assistant" && s.messages[i + 1]!.role === "user") rounds.push([s.messages[i]!, s.messages[i + 1]!]);
-const blocks = (m: Message): ContentBlock[] => (typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content);
-function fresh([a, u]: [Message, Message], k: number): [Message, Message] {
-  const id = (x: string) => `${x}~${k}`;
-  return [
-    { role: "assistant", content: blocks(a).map((b) => (b.type === "tool_use" ? { ...b, id: id(b.id) } : { ...b })) },
-    { role: "user", content: blocks(u).map((b) => (b.type === "tool_result" ? { ...b, tool_use_id: id(b.tool_use_id) } : { ...b })) },
-  ];
-}
+const { first, rounds } = corpusRounds(ROOT);
 
 /** A session of `n` messages written as the agent writes one; returns its id and transcript size. */
 function buildSession(ws: string, id: string, n: number, mtime: number): { id: string; bytes: number } {
@@ -51,9 +42,9 @@ function buildSession(ws: string, id: string, n: number, mtime: number): { id: s
   const engine = createEngine({ contextWindow: 32_000, maxOutputTokens: 8_000, sessionDir: paths.dir, transcript, transcriptHoldsHistory: true });
   let live: Message[] = [];
   const add = (m: Message) => (transcript.appendMessage(m), live.push(m));
-  add(sessions[0]!.messages[0]!);
+  add(first);
   for (let k = 0; live.length >= 0 && k * 2 + 1 < n; k++) {
-    const [a, u] = fresh(rounds[k % rounds.length]!, k);
+    const [a, u] = freshRound(rounds[k % rounds.length]!, k);
     add(a);
     add(u);
     live = engine.prepare(live).history.slice();

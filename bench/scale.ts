@@ -16,8 +16,9 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createEngine } from "../src/engine.ts";
-import type { ContentBlock, Message } from "../src/messages/types.ts";
-import { loadCorpus, writeJsonAtomic } from "./replay.ts";
+import type { Message } from "../src/messages/types.ts";
+import { writeJsonAtomic } from "./replay.ts";
+import { corpusRounds, freshRound } from "./rounds.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const argv = process.argv.slice(2);
@@ -28,28 +29,6 @@ if (WINDOWS.length === 0) WINDOWS.push(32_000, 200_000);
 const OUT = flag("--out")[0] ?? resolve(ROOT, "bench/results/scale.json");
 const MARKS = [1_000, 10_000, 100_000].filter((m) => m <= TOTAL);
 const SPAN = 1_000; // messages before each mark whose calls are counted
-
-/** Rounds of the corpus: an assistant message and the user message after it. */
-function corpusRounds(): { first: Message; rounds: [Message, Message][] } {
-  const sessions = loadCorpus(resolve(ROOT, "../shared/corpus/real_sessions.jsonl"));
-  const rounds: [Message, Message][] = [];
-  for (const s of sessions) {
-    for (let i = 1; i + 1 < s.messages.length; i += 2) {
-      const a = s.messages[i]!, u = s.messages[i + 1]!;
-      if (a.role === "assistant" && u.role === "user") rounds.push([a, u]);
-    }
-  }
-  return { first: sessions[0]!.messages[0]!, rounds };
-}
-
-/** Round k as new objects with ids of their own (a real session never repeats a tool id). */
-function freshRound([a, u]: [Message, Message], k: number): [Message, Message] {
-  const id = (x: string) => `${x}~${k}`;
-  const blocks = (m: Message): ContentBlock[] => (typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content);
-  const a2: Message = { role: "assistant", content: blocks(a).map((b) => (b.type === "tool_use" ? { ...b, id: id(b.id) } : { ...b })) };
-  const u2: Message = { role: "user", content: blocks(u).map((b) => (b.type === "tool_result" ? { ...b, tool_use_id: id(b.tool_use_id) } : { ...b })) };
-  return [a2, u2];
-}
 
 const pct = (xs: number[], p: number): number => {
   const s = [...xs].sort((x, y) => x - y);
@@ -69,7 +48,7 @@ interface ModeResult {
   seconds: number;
 }
 
-const { first, rounds } = corpusRounds();
+const { first, rounds } = corpusRounds(ROOT);
 const BASE = mkdtempSync(join(tmpdir(), "lethe-scale-"));
 process.on("exit", () => rmSync(BASE, { recursive: true, force: true }));
 

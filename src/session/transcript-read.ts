@@ -145,10 +145,15 @@ export function loadTranscript(path: string): LoadedTranscript {
   try {
     text = readFileSync(path, "utf8");
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new Error(code === "ENOENT" ? `lethe: no transcript at ${path}` : `lethe: cannot read transcript ${path}: ${(err as Error).message}`);
+    throw unreadable(path, err);
   }
   return parseTranscript(text, path);
+}
+
+/** The one-line error for a transcript that cannot be opened or read. */
+export function unreadable(path: string, err: unknown): Error {
+  const code = (err as NodeJS.ErrnoException).code;
+  return new Error(code === "ENOENT" ? `lethe: no transcript at ${path}` : `lethe: cannot read transcript ${path}: ${(err as Error).message}`);
 }
 
 /** Index of the last boundary that carries a rebuilt history, or -1. */

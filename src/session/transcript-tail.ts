@@ -7,7 +7,7 @@
 // A file without a resumable boundary is read whole, as loadTranscript does.
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import type { LoadedTranscript } from "./transcript-format.ts";
-import { parseTranscript } from "./transcript-read.ts";
+import { parseTranscript, unreadable } from "./transcript-read.ts";
 
 const CHUNK = 1 << 20;
 /** How far before a rebuild boundary a snip's tail message is looked for. */
@@ -42,8 +42,7 @@ export function loadTranscriptTail(path: string): LoadedTranscript & { from: num
   try {
     fd = openSync(path, "r");
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new Error(code === "ENOENT" ? `lethe: no transcript at ${path}` : `lethe: cannot read transcript ${path}: ${(err as Error).message}`);
+    throw unreadable(path, err);
   }
   try {
     const size = fstatSync(fd).size;
