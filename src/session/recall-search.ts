@@ -89,12 +89,48 @@ function compileQuery(query: string): SafeRegex | string {
   const needle = requiredLiteral(m[1] as string);
   if (!needle) return re;
   const pre = literal(needle);
+  if (!withinLines(m[1] as string, flags)) {
+    return {
+      test: (text) => pre.test(text) && re.test(text),
+      *matches(text) {
+        if (pre.test(text)) yield* re.matches(text);
+      },
+    };
+  }
+  // Every match lies inside one line and holds the literal: only the lines holding it are run.
   return {
-    test: (text) => pre.test(text) && re.test(text),
-    *matches(text) {
-      if (pre.test(text)) yield* re.matches(text);
+    test: (text) => {
+      for (const _ of matchesInLines(text, pre, re)) return true;
+      return false;
     },
+    matches: (text) => matchesInLines(text, pre, re),
   };
+}
+
+/** Matches of `re` in the lines of `text` that hold a match of `pre`, as offsets into `text`. */
+function* matchesInLines(text: string, pre: SafeRegex, re: SafeRegex): Generator<[number, number]> {
+  let done = -1; // lines before this offset were run already
+  for (const [at] of pre.matches(text)) {
+    if (at < done) continue;
+    const start = text.lastIndexOf("\n", at) + 1;
+    const nl = text.indexOf("\n", at);
+    const end = nl < 0 ? text.length : nl;
+    for (const [a, b] of re.matches(text.slice(start, end))) yield [start + a, start + b];
+    done = end + 1;
+  }
+}
+
+/**
+ * Whether no match of `pattern` can span a line break: nothing in it matches "\n" (no \s, \W, \D,
+ * negated class, escape or raw control character, or . under the s flag) and no ^ or $ outside
+ * multiline mode (which would mean the text's ends, not a line's). Unsure means false.
+ */
+export function withinLines(pattern: string, flags: string): boolean {
+  if (flags.includes("s")) return false;
+  // Escapes that can name a line break or a range reaching one (\t-\r), raw control characters.
+  if (/\\[sWDnrvfx0-9uAzpPtc]|\[\^|[\x00-\x1f]/.test(pattern)) return false;
+  if (!flags.includes("m") && /(^|[^\\])[\^$]/.test(pattern.replace(/\[(?:\\.|[^\]])*\]/g, ""))) return false;
+  return true;
 }
 
 interface Item {

@@ -332,3 +332,26 @@ test("recall's regex prefilter: the literal every match must contain, or none wh
     rmSync(base, { recursive: true, force: true });
   }
 });
+
+test("recall runs a line-bound /regex/ only on the lines holding its literal, with the same matches as on the whole text", async () => {
+  const { withinLines } = await import("../../src/session/recall-search.ts");
+  assert.equal(withinLines("assert\\w+\\(", ""), true);
+  for (const [p, f] of [["foo\\s+bar", ""], ["^def ", ""], ["a.b", "s"], ["[^x]y", ""], ["[\\t-\\r]", ""], ["a\\nb", ""]] as const) assert.equal(withinLines(p, f), false, p);
+  assert.equal(withinLines("^def ", "m"), true);
+  const base = mkdtempSync(join(tmpdir(), "lethe-recall-lines-"));
+  try {
+    const paths = createSessionDir(base);
+    const w = openTranscript(paths.transcript, { header: { id: paths.id, cwd: base } });
+    const lines = Array.from({ length: 400 }, (_, i) => (i % 37 === 5 ? `x assertEqual(${i}) and assert_true(${i})` : `line ${i} assert nothing`));
+    w.appendMessage(user(lines.join("\n")));
+    w.close();
+    const hits = found(recall(paths.dir, { query: "/assert\\w+\\(/", maxHits: 100 }));
+    // Two per matching line, on the 11 lines i % 37 == 5.
+    assert.equal(hits.totalMatches, 22);
+    const text = lines.join("\n");
+    const expected = [...text.matchAll(/assert\w+\(/gi)].map((m) => m.index);
+    assert.deepEqual(hits.hits.map((h) => h.at), expected.slice(0, 3), "the first item's hits, at the offsets of the whole text");
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+});
