@@ -101,7 +101,11 @@ export interface Engine {
   readonly counter: TokenCounter;
   readonly meter: ContextMeter;
   readonly compactor: Compactor;
-  /** The cheap layers only (synchronous): repair, budget, snip, micro, measure. */
+  /**
+   * The cheap layers only (synchronous): repair, budget, snip, micro, measure. `history` may be
+   * the last result plus what is new, or the host's own full history every time: when it is the
+   * last input plus appended messages (same objects), the last result plus those is prepared.
+   */
   prepare(history: readonly Message[], call?: PrepareCall): EnginePrepareResult;
   /** Everything before a request: the cheap layers, then a summary when over the threshold. */
   beforeRequest(history: readonly Message[], call?: PrepareCall): Promise<RequestReady>;
