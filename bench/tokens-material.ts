@@ -2,8 +2,8 @@
 // bench/calibrate-estimator.ts. Everything is deterministic: the same inputs give the same
 // documents in the same order, so figures are comparable between runs.
 import { readFileSync, readdirSync, statSync, existsSync } from "node:fs";
-import { join, extname } from "node:path";
-import { deflateSync } from "node:zlib";
+import { dirname, join, extname } from "node:path";
+import { deflateSync, gunzipSync } from "node:zlib";
 
 export interface Category {
   name: string;
@@ -224,4 +224,32 @@ export function loadAll(opts: { corpus: string; seeds: string; nodeModules: stri
   const cats = [...corpusCategories(opts.corpus), ...cjkCategories(opts.seeds), ...packageCategories(opts.nodeModules)];
   for (const c of cats) c.docs = c.docs.map(flat);
   return cats;
+}
+
+/** A document of the unseen material (bench/material/unseen.jsonl.gz, built by bench/material/build-unseen.ts). */
+export interface UnseenDoc {
+  /** Source family: "docs_ja", "sourcemap", "jwt", "git_log", ... */
+  family: string;
+  /** Kind reported on: prose, code, data, random, ja, zh, ko. */
+  kind: string;
+  /** Where it comes from: a repository, a package, a man section, a log file, a generator. */
+  source: string;
+  /** "fit": the calibration may use it; "held": never fitted on, reported as held-out. */
+  split: "fit" | "held";
+  text: string;
+}
+
+/**
+ * The unseen material, in file order (deterministic), flattened like the shared material: the
+ * committed file, then, when it is there, the part read from repository snapshots
+ * (fetched.jsonl.gz beside it: not committed, rebuilt by build-unseen.ts; PROVENANCE.md).
+ */
+export function loadUnseen(file: string): UnseenDoc[] {
+  const read = (f: string) =>
+    gunzipSync(readFileSync(f)).toString("utf8").split("\n").filter((l) => l.trim()).map((l) => {
+      const d = JSON.parse(l) as UnseenDoc;
+      return { ...d, text: flat(d.text) };
+    });
+  const fetched = join(dirname(file), "fetched.jsonl.gz");
+  return [...read(file), ...(fetched !== file && existsSync(fetched) ? read(fetched) : [])];
 }

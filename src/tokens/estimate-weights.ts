@@ -11,13 +11,13 @@ export const W = {
   SYM_NEXT: 5, // a further one in the run ("├──")
   EMOJI: 6, // each astral char (emoji)
   LATIN: 7, // each accented Latin letter after the first of a piece
-  GREEK_CYRILLIC: 8, // each Greek/Cyrillic letter after the first of a piece
+  GREEK_CYRILLIC: 8, // each Greek letter after the first of a piece
   ALPHABET: 9, // each Armenian/Hebrew/Arabic/Georgian letter after the first of a piece
   INDIC: 10, // each Indic/Thai char (letters and vowel signs) after the first of a piece
-  KANA: 11,
-  HAN: 12,
-  HANGUL: 13,
-  CJK_START: 14, // extra per CJK piece
+  KANA: 11, // each hiragana char
+  HAN: 12, // each han char before any kana in the text (Chinese)
+  HANGUL: 13, // each hangul syllable
+  CJK_START: 14, // extra per kana/han piece
   UPPER: 15, // extra per capital that is not the first of its piece ("HTTP", "XMLHttp")
   CONSONANT: 16, // extra per letter from the 4th of a run of consonants ("xcvbn", "strptime")
   APOS: 17, // an apostrophe right after a letter ("don't", "it's" are one token)
@@ -34,7 +34,18 @@ export const W = {
   PUNCT: 28, // 4 entries: the 1st, 2nd, 3rd and each further char of a punctuation run
   WORD: 32, // 5 leads × 6 entries: a letter piece by lead (none, space, cheap punct, other punct,
   //           tab), its 1st letter, then each letter at positions 2–4, 5–6, 7–8, 9–10, 11+
-  SIZE: 62,
+  KATAKANA: 62, // each katakana char
+  HAN_JA: 63, // each han char after a kana in the text (Japanese kanji)
+  HANGUL_START: 64, // extra per hangul piece (Korean words are short, space-separated pieces)
+  CYRILLIC: 65, // each Cyrillic letter after the first of a piece
+  RARE: 66, // each char of a script o200k has few merges for (Tamil, Lao, Khmer, Tifinagh, ...)
+  VLQ: 67, // per letter, digit, "+" or "/" of a source map's "mappings" run ("AAAA,SAAS;...")
+  VLQ_SEP: 68, // per "," or ";" in it (a repeated one costs REPEAT_LONG)
+  DIGITS_AFTER_LETTER: 69, // each group of up to 3 digits right after a letter ("6ffe1d005")
+  CJK_AFTER_SYM: 70, // extra per kana/han piece right after a symbol ("，我们", "。この")
+  CYRILLIC_EXT: 71, // each Cyrillic letter Russian lacks (і ї є ґ ў ә ө ү ҫ ...), after the first of a piece
+  BYTE_SCRIPT: 72, // each char of a script o200k has next to no merges for (Lao, Ethiopic, Tifinagh, ...)
+  SIZE: 73,
 } as const;
 const WORD_STEPS = 6;
 /** Lead kinds (LEAD_NONE … LEAD_TAB in ./estimate-classes.ts): rows of the word table. */
@@ -60,14 +71,26 @@ const FITTED = {
   SYM: 1.03, // "→", "—", "│": one token each (all multi-byte)
   SYM_NEXT: 0.65, // "├──", "…)": some pairs merge
   EMOJI: 1.59, // astral chars are 4 UTF-8 bytes: often 2 tokens
-  LATIN: 1.37, // "é" inside a word: most such words are not English and split a lot
-  GREEK_CYRILLIC: 0.26, // "χαρακτήρες" 4 tokens, "символов" 2–3
-  ALPHABET: 0.25, // Arabic, Hebrew, Armenian, Georgian: similar
-  INDIC: 0.33, // Indic and Thai: letters and vowel signs
-  KANA: 0.82, // Japanese: about 0.8 tokens per char
-  HAN: 0.64, // Chinese characters: common ones merge in pairs
-  HANGUL: 0.41, // Korean syllables (little material: ko locale only)
-  CJK_START: 0.66, // each CJK run starts a new piece
+  LATIN: 1.6, // "é" inside a word: most such words are not English and split a lot
+  GREEK_CYRILLIC: 0.5, // "χαρακτήρες" 4 tokens; set by hand from moment's Greek names (0.57 tokens/char)
+  CYRILLIC: 0.14, // "символов" 2–3
+  CYRILLIC_EXT: 0.5, // Ukrainian, Kazakh, Chuvash words split 2–3 times as much; by hand (moment's names)
+  ALPHABET: 0.2, // Arabic, Hebrew, Armenian, Georgian: similar
+  INDIC: 0.34, // Devanagari, Bengali, Thai: letters and vowel signs
+  RARE: 0.64, // Tamil, Gurmukhi, Khmer, Myanmar, ...: per char wherever it is
+  BYTE_SCRIPT: 2.5, // Lao ~2, Ethiopic ~2.3, Tifinagh 3 tokens per char; by hand (moment's names)
+  // The per-char CJK weights come from a fit on the CJK runs alone (bench/calibrate-estimator.ts).
+  KANA: 0.57, // hiragana: okurigana and particles merge with little
+  KATAKANA: 0.66, // loanwords: common ones merge in pairs or threes
+  HAN_JA: 0.92, // kanji in Japanese text: mostly a token each
+  HAN: 0.68, // Chinese characters: common ones merge in pairs
+  CJK_START: 0.64, // each kana/han run starts a new piece ...
+  CJK_AFTER_SYM: 0, // ... but not after "，" "。" "「": o200k's piece takes one leading symbol
+  HANGUL: 0.66, // Korean syllables
+  HANGUL_START: 0.14, // each hangul piece (a space-separated word)
+  DIGITS_AFTER_LETTER: 1.07, // hex digests and ids: each digit group is a piece of its own
+  VLQ: 0.71, // source maps' mappings ("AAAA,SAAS;"): ~2.8 tokens per 4-char segment, separator included
+  VLQ_SEP: 0,
   UPPER: 0.13, // "HTTP", "JSON": capitals merge less than small letters
   CONSONANT: 0.58, // "xrng", "strptime": no vowel, no vocabulary entry
   APOS: 0.21, // "don't", "it's" are single tokens ...

@@ -10,10 +10,14 @@
 //   - whitespace runs (indentation, blank lines) are one piece; the last space before a word or
 //     punctuation joins that piece; newlines right after punctuation join it ("{\n", "')\n");
 //   - punctuation runs by length; runs of one repeated char ("=====", "────") cost little;
-//   - other scripts per char: Japanese/Chinese ~0.6–0.8 per char, Greek/Cyrillic/Arabic/Indic
-//     ~0.25–0.35 per letter after a word's first;
+//   - other scripts per char, each at its own rate: hiragana ~0.6, katakana ~0.65, kanji (han
+//     after any kana) ~0.9, Chinese han ~0.7, hangul ~0.65 plus a little per space-separated word;
+//     Greek, Cyrillic, the Cyrillic letters Russian lacks, Arabic/Hebrew, Indic per letter after a
+//     word's first; scripts with few merges (Tamil, Khmer, ...) per char, and those with next to
+//     none (Lao, Ethiopic, Tifinagh) at ~2.5 per char;
+//   - digit groups right after a letter (hex digests, ids) at their own rate;
 //   - long [A-Za-z0-9+/] runs that look random (base64, keys, ids) per char: BPE finds no long
-//     merges in them.
+//     merges in them; likewise [A-Za-z0-9+/,;] runs that look like a source map's "mappings".
 // Every char adds a non-negative amount or moves cost between pieces in a way that never lowers
 // the total, so appending text never lowers the estimate.
 //
@@ -28,15 +32,15 @@ export { W } from "./estimate-weights.ts";
 // scan's code, but reads an import through its module cell at every use (with named imports the
 // scan ran ~50% more instructions). The helpers below stay in this file for the same reason.
 const {
-  APOS, CLASS, CONSONANT, CONTROL, DIGIT, EMOJI, HAN, HANGUL, KANA, LEAD, LEAD_NONE, LEAD_SPACE, LEAD_TAB, LOWER, LOWSUR,
-  NEWLINE, PUNCT, SLASHPLUS, SPACE, SYM, UPPER, XGRC, XIND, XLAT, XOTH,
+  APOS, CLASS, CONSONANT, CONTROL, DIGIT, EMOJI, HAN, HANGUL, KANA, KATA, LEAD, LEAD_NONE, LEAD_SPACE, LEAD_TAB, LOWER, LOWSUR,
+  NEWLINE, PUNCT, SLASHPLUS, SPACE, SYM, UPPER, XBYTE, XCYR, XCYR2, XGRC, XIND, XLAT, XOTH, XRARE,
 } = classes;
 const { W, WEIGHTS, WORDS, expandWords } = weights;
 
 /** Chars whose long runs are few tokens: "=-#*./_~+%─" ("=" × 64 is one token, "(" × 64 sixteen). */
 const isRuler = (c: number): boolean =>
   c === 0x3d || c === 0x2d || c === 0x23 || c === 0x2a || c === 0x2e || c === 0x2f || c === 0x5f || c === 0x7e || c === 0x2b || c === 0x25 || c === 0x2500;
-const isLetterClass = (k: number): boolean => k <= UPPER || (k >= XLAT && k <= HANGUL);
+const isLetterClass = (k: number): boolean => k <= UPPER || (k >= XLAT && k <= XBYTE);
 const isPunctClass = (k: number): boolean => k === SLASHPLUS || (k >= PUNCT && k <= CONTROL);
 
 function isContractionLetter(c: number): boolean {
@@ -70,11 +74,35 @@ function randomRunExtra(text: string, from: number, to: number, charged: number,
   return replace ? r - charged : Math.max(0, r - charged);
 }
 
-/** (start, end, cost charged) of the [A-Za-z0-9+/] runs of 20+ chars met in one call. */
-const RUNS = new Float64Array(3 * 256);
+/**
+ * Extra cost of a finished [A-Za-z0-9+/,;] run text[from, to) that looks like a source map's
+ * "mappings" (VLQ segments: "AAAA,SAAS;KAAK"): per char, as BPE splits the segments into 1–3
+ * char tokens. Runs under 64 chars, or with fewer than 16 "A"s or 6 separators, are left alone
+ * (absolute counts, so that a run growing never stops qualifying: the estimate stays monotone).
+ */
+function vlqRunExtra(text: string, from: number, to: number, charged: number, w: Float64Array, replace: boolean): number {
+  if (to - from < 64) return 0;
+  let seps = 0, repeats = 0, a = 0, prev = -1;
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x2c || c === 0x3b) {
+      if (c === prev) repeats++; // ";;;;;;" (lines without mappings) merges into few tokens
+      else seps++;
+    } else if (c === 0x41) a++;
+    prev = c;
+  }
+  if (seps < 6 || a < 16) return 0;
+  const r = w[W.VLQ]! * (to - from - seps - repeats) + w[W.VLQ_SEP]! * seps + w[W.REPEAT_LONG]! * repeats;
+  return replace ? r - charged : Math.max(0, r - charged);
+}
+
+/** (start, end, cost charged, kind: 0 random, 1 mappings) of the runs met in one call. */
+const RUNS = new Float64Array(4 * 256);
 function flushRuns(text: string, used: number, w: Float64Array, replace: boolean): number {
   let extra = 0;
-  for (let j = 0; j < used; j += 3) extra += randomRunExtra(text, RUNS[j]!, RUNS[j + 1]!, RUNS[j + 2]!, w, replace);
+  for (let j = 0; j < used; j += 4) {
+    extra += RUNS[j + 3] === 0 ? randomRunExtra(text, RUNS[j]!, RUNS[j + 1]!, RUNS[j + 2]!, w, replace) : vlqRunExtra(text, RUNS[j]!, RUNS[j + 1]!, RUNS[j + 2]!, w, replace);
+  }
   return extra;
 }
 
@@ -92,8 +120,11 @@ export function estimateWith(text: string, w: Float64Array, replace = false): nu
   const wUpper = w[W.UPPER]!, wConsonant = w[W.CONSONANT]!, wRepeatLetter = w[W.REPEAT_LETTER]!, wEscape = w[W.ESCAPE]!;
   const wApos = w[W.APOS]!, wAposRest = w[W.APOS_REST]!, wControl = w[W.CONTROL]!, wEmoji = w[W.EMOJI]!, wCjkStart = w[W.CJK_START]!;
   const wPunct1 = w[W.PUNCT]!, wPunct2 = w[W.PUNCT + 1]!, wPunct3 = w[W.PUNCT + 2]!, wPunct4 = w[W.PUNCT + 3]!;
-  const wLatin = w[W.LATIN]!, wGreekCyrillic = w[W.GREEK_CYRILLIC]!, wAlphabet = w[W.ALPHABET]!, wIndic = w[W.INDIC]!;
-  const wKana = w[W.KANA]!, wHan = w[W.HAN]!, wHangul = w[W.HANGUL]!, wSym = w[W.SYM]!, wSymNext = w[W.SYM_NEXT]!;
+  const wLatin = w[W.LATIN]!, wGreek = w[W.GREEK_CYRILLIC]!, wCyrillic = w[W.CYRILLIC]!, wAlphabet = w[W.ALPHABET]!, wIndic = w[W.INDIC]!;
+  const wKana = w[W.KANA]!, wKatakana = w[W.KATAKANA]!, wHan = w[W.HAN]!, wHanJa = w[W.HAN_JA]!, wHangul = w[W.HANGUL]!, wRare = w[W.RARE]!;
+  const wCyrillicExt = w[W.CYRILLIC_EXT]!, wByte = w[W.BYTE_SCRIPT]!;
+  const wDigitsAfterLetter = w[W.DIGITS_AFTER_LETTER]!, wCjkAfterSym = w[W.CJK_AFTER_SYM]!;
+  const wHangulStart = w[W.HANGUL_START]!, wSym = w[W.SYM]!, wSymNext = w[W.SYM_NEXT]!;
   const wRuler = w[W.RULER]!, wRulerLong = w[W.RULER_LONG]!, wRepeatPunct = w[W.REPEAT_PUNCT]!, wRepeatLong = w[W.REPEAT_LONG]!;
   // -0, not 0: doubles from the start, so the compiler keeps them unboxed (a small-integer start
   // sometimes makes it box every addition).
@@ -107,6 +138,8 @@ export function estimateWith(text: string, w: Float64Array, replace = false): nu
   let sp = 0, nl = 0, tab = false; // pending spaces (after the last pending newline) and newlines; the last space is a tab
   let absorbNl = false; // newlines now join the preceding punctuation piece
   let runStart = -1, runT0 = -0; // the current [A-Za-z0-9+/] run and the total before its first char
+  let vlqStart = -1, vlqT0 = -0; // likewise for [A-Za-z0-9+/,;] (source map mappings)
+  let ja = false; // a kana char was seen: han chars are Japanese kanji from here on
   let nRuns = 0; // entries used in RUNS
   const n = text.length;
   for (let i = 0; i < n; i++) {
@@ -153,8 +186,23 @@ export function estimateWith(text: string, w: Float64Array, replace = false): nu
         RUNS[nRuns++] = runStart;
         RUNS[nRuns++] = i;
         RUNS[nRuns++] = t - runT0;
+        RUNS[nRuns++] = 0;
       }
       runStart = -1;
+    }
+    const inVlq = inRun || c === 0x2c || c === 0x3b;
+    if (!inVlq && vlqStart >= 0) {
+      if (i - vlqStart >= 64) {
+        if (nRuns === RUNS.length) {
+          t += flushRuns(text, nRuns, w, replace);
+          nRuns = 0;
+        }
+        RUNS[nRuns++] = vlqStart;
+        RUNS[nRuns++] = i;
+        RUNS[nRuns++] = t - vlqT0;
+        RUNS[nRuns++] = 1;
+      }
+      vlqStart = -1;
     }
     if (aposWord && !((k === LOWER || k === UPPER) && isContractionLetter(c))) t += wAposRest;
     if (k === SPACE) {
@@ -195,7 +243,7 @@ export function estimateWith(text: string, w: Float64Array, replace = false): nu
       if (nl > 0) t += wNl * (1 + (nl >> 4));
       if (sp > 0) {
         // Digits take no leading space, punctuation no leading tab.
-        if (k === DIGIT || (tab && isPunctClass(k))) t += wWs * ((sp >= 2 ? 2 : 1) + (sp >> 7));
+        if (k === DIGIT || (k === CONTROL && c === 0x2010) || (tab && isPunctClass(k))) t += wWs * ((sp >= 2 ? 2 : 1) + (sp >> 7));
         else {
           if (sp >= 2) t += wWs * (1 + (sp >> 7));
           led = true;
@@ -208,9 +256,9 @@ export function estimateWith(text: string, w: Float64Array, replace = false): nu
     const at = i; // (the digit branch moves i to the end of the digit run)
     let own = -0; // this char's own cost
     if (k <= UPPER || (k >= XLAT && k <= XIND)) {
-      if (isLetterClass(prev) && !escaped && !(k === UPPER && (prev === LOWER || prev === XLAT || prev === XGRC))) {
+      if (isLetterClass(prev) && !escaped && !(k === UPPER && (prev === LOWER || prev === XLAT || prev === XGRC || prev === XCYR || prev === XCYR2))) {
         wl++;
-        own = k <= UPPER ? words[wordBase + (wl < 11 ? wl : 11)]! : k === XLAT ? wLatin : k === XGRC ? wGreekCyrillic : k === XOTH ? wAlphabet : wIndic;
+        own = k <= UPPER ? words[wordBase + (wl < 11 ? wl : 11)]! : k === XLAT ? wLatin : k === XGRC ? wGreek : k === XCYR ? wCyrillic : k === XCYR2 ? wCyrillicExt : k === XOTH ? wAlphabet : wIndic;
         if (k === UPPER) own += wUpper;
       } else if (aposWord && k <= UPPER && isContractionLetter(c)) {
         wl++; // "don't", "it's": the suffix continues the word
@@ -239,11 +287,13 @@ export function estimateWith(text: string, w: Float64Array, replace = false): nu
       aposWord = false;
     } else if (k === DIGIT) {
       // Groups of up to 3 digits, counted from the start of the run.
+      // After a letter (hex digests, ids: "6ffe1d005") each group is one piece and one token.
+      const wD = prev <= UPPER ? wDigitsAfterLetter : wDigits;
       let dl = 1;
-      own = wDigits;
+      own = wD;
       while (i + 1 < n && (c = text.charCodeAt(i + 1)) >= 0x30 && c <= 0x39) {
         i++;
-        if (++dl % 3 === 1) own += wDigits;
+        if (++dl % 3 === 1) own += wD;
       }
       prevCode = c = text.charCodeAt(i);
       wl = 0;
@@ -265,9 +315,20 @@ export function estimateWith(text: string, w: Float64Array, replace = false): nu
       lastCode = c;
       if (k === CONTROL) pl = 0; // BPE never merges across it: the next char starts afresh
       if (k !== APOS) wl = 0;
+    } else if (k === HANGUL) {
+      // A hangul piece (Korean words are short and space-separated: the piece start matters).
+      own = (prev === HANGUL ? 0 : wHangulStart) + wHangul;
+      wl = 0;
+      aposWord = false;
+    } else if (k >= XRARE) {
+      own = k === XRARE ? wRare : wByte; // scripts with few or no merges: per char, wherever it is
+      wl = 0;
+      aposWord = false;
     } else {
-      // Kana, han, hangul: a CJK piece; a char leading it stays its own token.
-      own = (prev === KANA || prev === HAN || prev === HANGUL ? 0 : wCjkStart) + (k === KANA ? wKana : k === HAN ? wHan : wHangul);
+      // Kana and han: a CJK piece; a char leading it stays its own token. Han after any kana
+      // is Japanese, which o200k merges differently from Chinese.
+      if (k !== HAN) ja = true;
+      own = (prev >= KANA && prev <= HAN ? 0 : prev === SYM ? wCjkAfterSym : wCjkStart) + (k === KANA ? wKana : k === KATA ? wKatakana : ja ? wHanJa : wHan);
       wl = 0;
       aposWord = false;
     }
@@ -275,15 +336,24 @@ export function estimateWith(text: string, w: Float64Array, replace = false): nu
       runStart = at;
       runT0 = t;
     }
+    if (inVlq && vlqStart < 0) {
+      vlqStart = at;
+      vlqT0 = t;
+    }
     t += own;
     prev = k;
   }
   // Straight-line code, no rare branches: a branch first taken here, after a long loop, sends the
   // compiler's loop code into a deoptimization loop.
-  t += randomRunExtra(text, runStart >= 0 ? runStart : n, n, t - runT0, w, replace) + flushRuns(text, nRuns, w, replace);
+  // Each extra is added to t on its own: a sum of the extras is speculated to be a small integer
+  // (they are 0 for most texts) and deoptimizes the whole scan whenever one is not.
+  const t1 = t;
+  t += randomRunExtra(text, runStart >= 0 ? runStart : n, n, t1 - runT0, w, replace);
+  t += vlqRunExtra(text, vlqStart >= 0 ? vlqStart : n, n, t1 - vlqT0, w, replace);
+  t += flushRuns(text, nRuns, w, replace);
   // Trailing whitespace is a token of its own; a single trailing space is charged no more than
   // whatever could absorb it next, so appending text never lowers the estimate.
-  const wWsEnd = replace ? wWs : Math.min(wWs, wPunct1, wSym, wEmoji, wControl, wCjkStart + Math.min(wKana, wHan, wHangul), words[12 + 1]!, words[48 + 1]!);
+  const wWsEnd = replace ? wWs : Math.min(wWs, wPunct1, wSym, wEmoji, wControl, Math.min(wCjkStart, wCjkAfterSym) + Math.min(wKana, wKatakana, wHan, wHanJa), wDigitsAfterLetter, wHangulStart + wHangul, wRare, wByte, words[12 + 1]!, words[48 + 1]!);
   t += (nl > 0 ? wNl * (1 + (nl >> 4)) : 0) + (sp >= 2 ? wWs * (1 + (sp >> 7)) : sp > 0 ? wWsEnd : 0);
   return t + 0; // never -0
 }

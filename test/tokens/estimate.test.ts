@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createHash } from "node:crypto";
+import { createHash, createHmac } from "node:crypto";
 import fc from "fast-check";
 import { estimateTokens } from "../../src/tokens/estimate.ts";
 import { countTokens } from "../../src/tokens/exact.ts";
@@ -89,6 +89,39 @@ test("a long base64 string within 8% of exact (chars/4 is off by half)", () => {
   within(hex, 0.1, "hex digests");
 });
 
+test("Japanese, Chinese and Korean each at their own rate (one CJK rate was 20% over on Japanese, 15% under on Korean)", () => {
+  // Documentation prose of about the same length in each script. o200k gives kanji ~0.9,
+  // katakana ~0.7, hiragana ~0.6, Chinese han ~0.7 and hangul ~0.65 tokens per char.
+  const ja =
+    "コンポーネントの状態が変わると、フレームワークは必要な部分だけを再描画します。この仕組みにより、大きなアプリケーションでも画面の更新は速く保たれます。ただし、計算に時間のかかる処理はキャッシュしておくことをおすすめします。詳しくは次の章で説明します。";
+  const ko =
+    "컴포넌트의 상태가 바뀌면 프레임워크는 필요한 부분만 다시 렌더링합니다. 이 구조 덕분에 큰 애플리케이션에서도 화면 업데이트가 빠르게 유지됩니다. 다만 계산에 시간이 오래 걸리는 처리는 캐시해 두는 것을 권장합니다.";
+  within(ja, 0.06, "ja");
+  within(chinese, 0.06, "zh");
+  within(ko, 0.06, "ko");
+});
+
+test("a source map's mappings and JWTs are priced per char (a word model was 29% under on source maps)", () => {
+  // standardwebhooks/dist/timing_safe_equal.js.map (MIT).
+  const map =
+    '{"version":3,"file":"timing_safe_equal.js","sourceRoot":"","sources":["../src/timing_safe_equal.ts"],"names":[],"mappings":";;AAYA,0CAsBC;AA9BD,SAAS,MAAM,CAAC,IAAa,EAAE,GAAG,GAAG,EAAE;IACrC,IAAI,CAAC,IAAI,EAAE,CAAC;QACV,MAAM,IAAI,KAAK,CAAC,GAAG,CAAC,CAAC;IACvB,CAAC;AACH,CAAC;AAID,SAAgB,eAAe,CAC7B,CAA+C,EAC/C,CAA+C;IAE/C,IAAI,CAAC,CAAC,UAAU,KAAK,CAAC,CAAC,UAAU,EAAE,CAAC;QAClC,OAAO,KAAK,CAAC;IACf,CAAC;IACD,IAAI,CAAC,CAAC,CAAC,YAAY,QAAQ,CAAC,EAAE,CAAC;QAC7B,CAAC,GAAG,IAAI,QAAQ,CAAC,WAAW,CAAC,MAAM,CAAC,CAAC,CAAC,CAAC,CAAC,CAAC,CAAC,CAAC,MAAM,CAAC,CAAC,CAAC,CAAC,CAAC,CAAC;IACzD,CAAC;IACD,IAAI,CAAC,CAAC,CAAC,YAAY,QAAQ,CAAC,EAAE,CAAC;QAC7B,CAAC,GAAG,IAAI,QAAQ,CAAC,WAAW,CAAC,MAAM,CAAC,CAAC,CAAC,CAAC,CAAC,CAAC,CAAC,CAAC,MAAM,CAAC,CAAC,CAAC,CAAC,CAAC,CAAC;IACzD,CAAC;IACD,MAAM,CAAC,CAAC,YAAY,QAAQ,CAAC,CAAC;IAC9B,MAAM,CAAC,CAAC,YAAY,QAAQ,CAAC,CAAC;IAC9B,MAAM,MAAM,GAAG,CAAC,CAAC,UAAU,CAAC;IAC5B,IAAI,GAAG,GAAG,CAAC,CAAC;IACZ,IAAI,CAAC,GAAG,CAAC,CAAC,CAAC;IACX,OAAO,EAAE,CAAC,GAAG,MAAM,EAAE,CAAC;QACpB,GAAG,IAAI,CAAC,CAAC,QAAQ,CAAC,CAAC,CAAC,GAAG,CAAC,CAAC,QAAQ,CAAC,CAAC,CAAC,CAAC;IACvC,CAAC;IACD,OAAO,GAAG,KAAK,CAAC,CAAC;AACnB,CAAC"}';
+  within(map, 0.1, "source map");
+  const b64 = (o: unknown): string => Buffer.from(JSON.stringify(o)).toString("base64url");
+  const jwts = [0, 1, 2, 3].map((i) => {
+    const h = b64({ alg: "HS256", typ: "JWT" });
+    const p = b64({ sub: `user-${1000 + i * 7919}`, iat: 1718000000 + i * 3600, exp: 1718003600 + i * 3600, iss: "https://auth.example.com/", scope: "read:orders write:orders" });
+    return `${h}.${p}.${createHmac("sha256", `key ${i}`).update(`${h}.${p}`).digest("base64url")}`;
+  });
+  within(JSON.stringify({ access_token: jwts[0], token_type: "Bearer", expires_in: 3600, id_token: jwts[1] }, null, 2), 0.05, "JWT in JSON");
+  within(jwts.map((j, i) => `TOKEN_${i}=${j}`).join("\n"), 0.05, "JWTs in an env file");
+});
+
+test("scripts o200k barely merges cost tokens per UTF-8 byte, not per word", () => {
+  const tifinagh = "ⴰⵙⴰⵎⴰⵙ_ⴰⵢⵏⴰⵙ_ⴰⵙⵉⵏⴰⵙ_ⴰⴽⵔⴰⵙ_ⴰⴽⵡⴰⵙ_ⴰⵙⵉⵎⵡⴰⵙ_ⴰⵙⵉⴹⵢⴰⵙ"; // moment's tzm weekdays
+  assert.ok(estimateTokens(tifinagh) / tifinagh.length >= 2, `${estimateTokens(tifinagh)} for ${tifinagh.length} chars`);
+  within(tifinagh, 0.2, "Tifinagh");
+});
+
 test("runs of one char are cheap, as in o200k (chars/4 gives 20 for 80 \"=\")", () => {
   assert.ok(estimateTokens("=".repeat(80)) <= 8, `${estimateTokens("=".repeat(80))}`);
   assert.ok(estimateTokens("-".repeat(80)) <= 8);
@@ -99,7 +132,8 @@ test("runs of one char are cheap, as in o200k (chars/4 gives 20 for 80 \"=\")", 
 });
 
 test("property: appending text never lowers the estimate", () => {
-  const tricky = ["a", "Z", "s", "t", "1", "22", " ", "  ", "\t", "\n", "\r\n", "'", '"', "\\", "/", "+", "=", "==", "(", "{", "^", "é", "ж", "日", "か", "한", "😀", "→", "─", "\u001b", "AAAA", "iVBOR", "aB3", "don", "HTTP"];
+  const tricky = ["a", "Z", "s", "t", "1", "22", " ", "  ", "\t", "\n", "\r\n", "'", '"', "\\", "/", "+", "=", "==", "(", "{", "^", "é", "ж", "日", "か", "한", "😀", "→", "─", "\u001b", "AAAA", "iVBOR", "aB3", "don", "HTTP",
+    ",", ";", "AAAA,", "SAAS;", "CAAC,", "‐", "ї", "ⴰ", "ອ", "カ", "漢", "，", "f3a9", "0c"];
   const text = fc.oneof(
     fc.string({ unit: "binary", maxLength: 60 }),
     fc.array(fc.constantFrom(...tricky), { maxLength: 40 }).map((a) => a.join("")),
