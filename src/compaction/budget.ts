@@ -23,7 +23,6 @@ function persist(
   ctx: LayerContext,
 ): { block: ToolResultBlock; record: PersistedResult; again?: true } | null {
   const { budget } = ctx.config;
-  const tokensBefore = ctx.tokens.block(block);
   const chars = resultChars(block.content);
   // Images and documents are named after the preview whatever its length (the model must know
   // what the result held); the preview itself is the text.
@@ -36,6 +35,7 @@ function persist(
   const head = plain.slice(0, budget.previewChars);
   const known = ctx.persisted?.get(block.tool_use_id);
   if (known && known.chars === chars && known.head === head) return { block: { ...block, content: known.block.content }, record: known.record, again: true };
+  const tokensBefore = ctx.tokens.block(block);
   let marker = "";
   let tokensAfter = Infinity;
   let path: string | undefined;
