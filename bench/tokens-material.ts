@@ -251,5 +251,9 @@ export function loadUnseen(file: string): UnseenDoc[] {
       return { ...d, text: flat(d.text) };
     });
   const fetched = join(dirname(file), "fetched.jsonl.gz");
-  return [...read(file), ...(fetched !== file && existsSync(fetched) ? read(fetched) : [])];
+  const all = [...read(file), ...(fetched !== file && existsSync(fetched) ? read(fetched) : [])];
+  // The same text twice (a man page installed under two names, a package's cjs and esm copies)
+  // would count twice in a mean, and could sit on both sides of the split: the first one stands.
+  const seen = new Set<string>();
+  return all.filter((d) => !seen.has(d.text) && (seen.add(d.text), true));
 }
