@@ -1,10 +1,14 @@
-// What the CLI shows: notices, the /context bar chart, /cost, the session list, the spinner.
+// What the CLI shows: notices, the /context bar chart, /cost, /memory, the session list, the spinner.
 // Pure string builders except the spinner, which writes to a TTY stream (never to headless stdout).
+import { homedir } from "node:os";
+import { join, relative } from "node:path";
+import type { LoadedInstructions } from "../agent/instructions.ts";
 import type { CompactionRecord } from "../agent/loop.ts";
 import type { WindowLearnedEvent } from "../compaction/types.ts";
 import { isLetheText } from "../compaction/tags.ts";
 import type { SessionSummary } from "../session/paths.ts";
-import type { ContextBreakdown, FullUsage } from "./session.ts";
+import type { ContextBreakdown } from "./context-breakdown.ts";
+import type { FullUsage } from "./usage.ts";
 import { type Pricing } from "./settings.ts";
 import { costOf, formatUsd } from "./pricing.ts";
 
@@ -206,4 +210,27 @@ export function recentExchanges(history: readonly { role: string; content: unkno
 export function windowNotice(e: WindowLearnedEvent): string {
   const hint = e.cause === "truncated" ? `; set "contextWindow" (or --context-window) to the server's real context (Ollama: num_ctx)` : "";
   return `the server's context is smaller than lethe was told: ${e.reason}. Working to ${fmt(e.contextWindow)} tokens from now on (auto-compact at ${fmt(e.threshold)})${hint}.`;
+}
+
+/** "AGENTS.md", "../CLAUDE.md", "~/.lethe/AGENTS.md": short, as the user would type them. */
+export function displayPath(path: string, workspace: string): string {
+  const home = homedir();
+  if (path.startsWith(join(home, ".lethe"))) return `~${path.slice(home.length)}`;
+  const rel = relative(workspace, path);
+  return rel && !rel.startsWith("/") ? rel : path;
+}
+
+/** /memory: the instruction files in the system prompt, or how to get some. */
+export function memoryReport(instructions: LoadedInstructions, tokens: number, workspace: string, s: Style): string {
+  const { files, warnings } = instructions;
+  const lines: string[] = [];
+  if (files.length === 0) {
+    lines.push("No project instructions loaded.");
+    lines.push(s.dim(`lethe reads AGENTS.md and CLAUDE.md in ${workspace} and its parents up to the repository root, and ~/.lethe/AGENTS.md. /init writes a starter AGENTS.md.`));
+  } else {
+    lines.push(s.bold(`Project instructions in the system prompt (${fmt(tokens)} tokens; kept through every compaction):`));
+    for (const f of files) lines.push(`  ${displayPath(f.path, workspace)}  ${fmt(f.text.length)} chars${f.truncated ? s.yellow(" (cut)") : ""}`);
+  }
+  for (const w of warnings) lines.push(s.yellow(`warning: ${w}`));
+  return lines.join("\n");
 }

@@ -5,49 +5,26 @@
 // Commands: /compact [instructions], /context, /cost, /clear, /resume [id], /help, /exit.
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
-import { join, relative } from "node:path";
+import { join } from "node:path";
 import { createInterface, type Interface } from "node:readline";
 import { initPrompt } from "../agent/instructions.ts";
 import { alwaysRule } from "./permissions.ts";
 import { type InputFront, appendHistory, attachInput, completeCommand, fromHistoryLine, historyPath, loadHistory, toHistoryLine } from "./input.ts";
-import type { AgentEvent } from "../agent/loop.ts";
-import { resultPlainText } from "../messages/blocks.ts";
 import type { ModelClient } from "../model/types.ts";
 import { listSessions } from "../session/paths.ts";
 import type { CliArgs } from "./args.ts";
 import type { RunConfig } from "./config.ts";
 import { errorLine, oneLine, redact } from "./errors.ts";
 import { priceOf, formatUsd } from "./pricing.ts";
-import { COLOR, coloredDiff, compactionNotice, contextChart, costReport, createSpinner, fmt, nearNotice, recentExchanges, sessionList, statusLine, styleFor, windowNotice } from "./render.ts";
+import { COLOR, coloredDiff, contextChart, displayPath, memoryReport, costReport, createSpinner, fmt, recentExchanges, sessionList, statusLine, styleFor } from "./render.ts";
 import { MarkdownStream, createRenderer } from "./markdown.ts";
 import { AgentSession, createClient } from "./session.ts";
+import { type EventView, createEventView } from "./repl-events.ts";
 
 export interface ReplIO {
   stdin: NodeJS.ReadStream;
   stdout: NodeJS.WriteStream;
   stderr: NodeJS.WriteStream;
-}
-
-/** "AGENTS.md", "../CLAUDE.md", "~/.lethe/AGENTS.md": short, as the user would type them. */
-function displayPath(path: string, workspace: string): string {
-  const home = homedir();
-  if (path.startsWith(join(home, ".lethe"))) return `~${path.slice(home.length)}`;
-  const rel = relative(workspace, path);
-  return rel && !rel.startsWith("/") ? rel : path;
-}
-
-function memoryReport(session: AgentSession, workspace: string, s: ReturnType<typeof styleFor>): string {
-  const { files, warnings } = session.instructions;
-  const lines: string[] = [];
-  if (files.length === 0) {
-    lines.push("No project instructions loaded.");
-    lines.push(s.dim(`lethe reads AGENTS.md and CLAUDE.md in ${workspace} and its parents up to the repository root, and ~/.lethe/AGENTS.md. /init writes a starter AGENTS.md.`));
-  } else {
-    lines.push(s.bold(`Project instructions in the system prompt (${fmt(session.instructionTokens)} tokens; kept through every compaction):`));
-    for (const f of files) lines.push(`  ${displayPath(f.path, workspace)}  ${fmt(f.text.length)} chars${f.truncated ? s.yellow(" (cut)") : ""}`);
-  }
-  for (const w of warnings) lines.push(s.yellow(`warning: ${w}`));
-  return lines.join("\n");
 }
 
 export const HELP = `Commands:
@@ -61,15 +38,6 @@ export const HELP = `Commands:
   /help                    this help
   /exit                    quit (also Ctrl-D, or Ctrl-C twice)
 Ctrl-C while the agent works cancels the current turn; the session goes on.`;
-
-/** The near-auto-compact warning shows from this share of the threshold. */
-const NEAR_SHARE = 0.8;
-
-function describeUse(name: string, input: unknown): string {
-  const i = (input ?? {}) as Record<string, unknown>;
-  const main = i.command ?? i.path ?? i.file_path ?? i.pattern ?? i.query ?? i.description ?? i.id ?? i.focus;
-  return typeof main === "string" ? `${name}(${oneLine(main, 100)})` : name;
-}
 
 export async function runRepl(cfg: RunConfig, args: CliArgs, version: string, io: ReplIO, client?: ModelClient): Promise<number> {
   const out = io.stdout;
@@ -87,8 +55,10 @@ export async function runRepl(cfg: RunConfig, args: CliArgs, version: string, io
   const md = out.isTTY ? new MarkdownStream(createRenderer({ color: s === COLOR, width: Math.min(out.columns || 100, 120) }), (t) => {
     spinner.stop();
     out.write(t);
-    midLine = false;
+    view.atLineStart();
   }) : undefined;
+  // The event view (below) knows whether streamed text left the cursor mid-line.
+  const endLine = () => view.endLine();
   let front: InputFront | undefined;
   let pending: string[] = [];
   const PROMPT = s.bold("> ");
@@ -96,16 +66,7 @@ export async function runRepl(cfg: RunConfig, args: CliArgs, version: string, io
   let busy = false;
   let controller: AbortController | undefined;
   let lastSigint = 0;
-  let midLine = false; // streamed text left the cursor mid-line
-  let nearWarned = false;
   const queue: string[] = [];
-
-  const endLine = () => {
-    if (midLine) {
-      out.write("\n");
-      midLine = false;
-    }
-  };
 
   /** A y/n question during a turn; resolves false when the turn is cancelled. */
   const ask = (question: string, signal?: AbortSignal): Promise<string> =>
@@ -160,92 +121,8 @@ export async function runRepl(cfg: RunConfig, args: CliArgs, version: string, io
       input.on("keypress", onKey);
     });
 
-  const onEvent = (e: AgentEvent) => {
-    if (!live && (e.type === "stream" || e.type === "tool" || e.type === "tool_result" || e.type === "request" || e.type === "response")) return;
-    switch (e.type) {
-      case "request": {
-        // Warn once per approach: from NEAR_SHARE of the threshold (or past it, when auto-compact is off).
-        const share = e.tokens / e.threshold;
-        if (share >= NEAR_SHARE && (share < 1 || cfg.autoCompact === "off") && !nearWarned) {
-          nearWarned = true;
-          endLine();
-          print(s.yellow(`⚠ ${nearNotice(e.tokens, e.threshold)}${cfg.autoCompact === "off" ? " (auto-compact is off)" : ""}`));
-        } else if (share < NEAR_SHARE) nearWarned = false;
-        if (!midLine) spinner.start(`thinking (${fmt(e.tokens)} tokens in context)`);
-        break;
-      }
-      case "stream":
-        if (e.event.type === "text") {
-          if (md) {
-            // Whole blocks only: the spinner keeps turning while a block is still being written.
-            md.push(e.event.text);
-            if (md.pending) spinner.label("writing…");
-          } else {
-            spinner.stop();
-            out.write(e.event.text);
-            midLine = !e.event.text.endsWith("\n");
-          }
-        } else if (e.event.type === "tool_use") {
-          spinner.label(`preparing ${e.event.name}…`);
-        }
-        break;
-      case "response":
-        md?.flush();
-        endLine();
-        break;
-      case "tool":
-        md?.flush();
-        endLine();
-        print(s.cyan(`● ${describeUse(e.use.name, e.use.input)}`));
-        spinner.start(`running ${e.use.name}…`);
-        break;
-      case "tool_result": {
-        const text = resultPlainText(e.result.content);
-        const lines = text === "" ? 0 : text.split("\n").length;
-        const first = oneLine(text.split("\n")[0] ?? "", 100);
-        const isDiff = !e.result.is_error && /^Edited /.test(text) && lines > 1;
-        print(s.dim(`  ⎿ ${e.result.is_error ? s.red(first || "error") : `${first}${lines > 1 && !isDiff ? ` … (${fmt(lines)} lines)` : ""}`}`));
-        if (isDiff) print(coloredDiff(text.split("\n").slice(1).join("\n"), s).replace(/^/gm, "    "));
-        break;
-      }
-      case "compacting":
-        endLine();
-        spinner.start(e.kind === "summarize" ? "compacting the context…" : `compacting (${e.kind})…`);
-        break;
-      case "compaction":
-        if (e.record) print(s.yellow(compactionNotice(e.record)));
-        else if (e.event.kind === "summary_failed") print(s.red(`summary failed: ${oneLine(e.event.error, 200)}${e.event.breakerOpen ? " (digest from now on)" : ""}`));
-        else if (e.event.kind === "compact_skipped") print(s.yellow(`Not compacted: ${e.event.reason ?? "it would not make the context smaller"}; the history is kept as it is.`));
-        else if (e.event.kind === "compact_blocked") print(s.yellow(`compaction blocked by a hook: ${e.event.reason ?? ""}`));
-        else if (e.event.kind === "window_learned") print(s.yellow(windowNotice(e.event)));
-        break;
-      case "retry":
-        endLine();
-        print(s.dim(`(${redact(oneLine(e.error.message, 120))}; retry ${e.attempt} in ${(e.delayMs / 1000).toFixed(1)}s)`));
-        break;
-      case "fallback":
-        print(s.yellow(`switched to the fallback model ${e.to} (${e.from} is overloaded)`));
-        break;
-      case "continuation":
-        spinner.start("continuing (reply hit the output limit)…");
-        break;
-      case "subagent":
-        if (e.phase === "start") {
-          print(s.dim(`  ↳ subagent ${e.id}${e.description ? `: ${e.description}` : ""}`));
-          spinner.start(`subagent ${e.description ?? e.id}…`);
-        }
-        break;
-      case "subagent_event": {
-        // Progress of a subagent: which tool it runs now (its messages stay out of this terminal).
-        const inner = e.event;
-        if (inner.type === "tool") spinner.label(`subagent › ${describeUse(inner.use.name, inner.use.input)}`);
-        else if (inner.type === "request") spinner.label(`subagent › thinking (${fmt(inner.tokens)} tokens in its context)`);
-        break;
-      }
-      default:
-        break;
-    }
-  };
+  const view: EventView = createEventView({ out, spinner, s, cfg, print, md, live: () => live });
+  const onEvent = view.onEvent;
 
   const session = new AgentSession(
     cfg,
@@ -330,11 +207,11 @@ export async function runRepl(cfg: RunConfig, args: CliArgs, version: string, io
       case "clear":
         if (out.isTTY) out.write("\x1b[2J\x1b[3J\x1b[H");
         session.clear();
-        nearWarned = false;
+        view.resetNearWarning();
         print(`New session ${session.id}.`);
         break;
       case "memory":
-        print(memoryReport(session, cfg.workspace, s));
+        print(memoryReport(session.instructions, session.instructionTokens, cfg.workspace, s));
         break;
       case "init": {
         const exists = existsSync(join(cfg.workspace, "AGENTS.md"));
@@ -356,7 +233,7 @@ export async function runRepl(cfg: RunConfig, args: CliArgs, version: string, io
         } else {
           try {
             session.switchTo(argText);
-            nearWarned = false;
+            view.resetNearWarning();
             print(`Resumed session ${session.id} (${session.history.length} messages in context).`);
             const recent = recentExchanges(session.history, 3, s);
             if (recent) print(recent);

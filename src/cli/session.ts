@@ -3,8 +3,7 @@
 // Headless mode and the REPL both drive the agent through this.
 import type { Engine } from "../engine.ts";
 import { createEngine } from "../engine.ts";
-import { blocksOf } from "../messages/blocks.ts";
-import type { ContentBlock, Message } from "../messages/types.ts";
+import type { Message } from "../messages/types.ts";
 import { createCommandHooks } from "../hooks/compact-hooks.ts";
 import type { ModelClient, ToolDefinition } from "../model/types.ts";
 import { type SessionPaths, createSessionDir, latestSession, listSessions, resolveSession } from "../session/paths.ts";
@@ -20,10 +19,14 @@ import { type LoadedInstructions, loadInstructions, renderInstructions } from ".
 import { homedir } from "node:os";
 import { existsSync, rmSync, statSync } from "node:fs";
 import { type SessionLock, lockSession } from "../session/lock.ts";
-import { tagOf } from "../compaction/tags.ts";
 import type { RunConfig } from "./config.ts";
 import { ConfigError, oneLine } from "./errors.ts";
 import { costOf, priceOf } from "./pricing.ts";
+import { type ContextBreakdown, contextCategories } from "./context-breakdown.ts";
+import { type FullUsage, addUsage, zeroUsage } from "./usage.ts";
+
+export type { ContextBreakdown, ContextCategory } from "./context-breakdown.ts";
+export type { FullUsage } from "./usage.ts";
 
 export interface SessionUI {
   onEvent?: (e: AgentEvent) => void;
@@ -32,15 +35,6 @@ export interface SessionUI {
   onWarning?: (message: string) => void;
   /** Notes for the model, added after the next batch of tool results. */
   takeNotes?: () => string[];
-}
-
-export type FullUsage = { input_tokens: number; output_tokens: number; cache_creation_input_tokens: number; cache_read_input_tokens: number };
-const zero = (): FullUsage => ({ input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 });
-function add(a: FullUsage, u: Usage): void {
-  a.input_tokens += u.input_tokens ?? 0;
-  a.output_tokens += u.output_tokens ?? 0;
-  a.cache_creation_input_tokens += u.cache_creation_input_tokens ?? 0;
-  a.cache_read_input_tokens += u.cache_read_input_tokens ?? 0;
 }
 
 /** The provider's client; only that provider's SDK is loaded (each takes a few hundred ms to import). */
@@ -52,23 +46,6 @@ export async function createClient(cfg: RunConfig): Promise<ModelClient> {
   }
   const { createOpenAIClient } = await import("../model/openai.ts");
   return createOpenAIClient({ apiKey: cfg.apiKey, ...base, ...(cfg.reasoningContent ? { reasoningContent: cfg.reasoningContent } : {}) });
-}
-
-export interface ContextCategory {
-  name: string;
-  tokens: number;
-}
-
-export interface ContextBreakdown {
-  categories: ContextCategory[];
-  /** Estimated tokens of the next request (sum of the categories). */
-  estimate: number;
-  /** Anchored measure (provider-reported usage + estimate of what is new). */
-  measured: number;
-  window: number;
-  threshold: number;
-  autoCompact: "on" | "off" | "ask";
-  messages: number;
 }
 
 export interface RunOutcome extends AgentResult {
@@ -92,7 +69,7 @@ export class AgentSession {
   ctx!: ToolContext;
   model: string;
   /** This session's totals (subagents included). */
-  usage: FullUsage = zero();
+  usage: FullUsage = zeroUsage();
   usageByModel = new Map<string, FullUsage>();
   compactions: CompactionRecord[] = [];
   turns = 0;
@@ -110,7 +87,7 @@ export class AgentSession {
   /** Warnings from loading the transcript on resume. */
   loadWarnings: string[] = [];
   /** Usage of the run in progress (summary calls land here too). */
-  private runUsage: FullUsage = zero();
+  private runUsage: FullUsage = zeroUsage();
   /** The client for summaries: the same one, with its usage counted. */
   private readonly countingClient: ModelClient;
 
@@ -244,7 +221,7 @@ export class AgentSession {
     });
     this.engine = this.makeEngine(paths.dir, this.transcript, paths.id);
     this.ctx = { workspace: this.cfg.workspace, sessionDir: paths.dir, readState: new Map(), todos: [], passEnv: this.cfg.passEnv, askPermission: (req) => this.checkPermission(req) };
-    this.usage = zero();
+    this.usage = zeroUsage();
     this.usageByModel = new Map();
     this.compactions = [];
     this.turns = 0;
@@ -282,11 +259,11 @@ export class AgentSession {
   }
 
   private countUsage(model: string, u: Usage, into: FullUsage): void {
-    add(this.usage, u);
-    add(into, u);
+    addUsage(this.usage, u);
+    addUsage(into, u);
     let m = this.usageByModel.get(model);
-    if (!m) this.usageByModel.set(model, (m = zero()));
-    add(m, u);
+    if (!m) this.usageByModel.set(model, (m = zeroUsage()));
+    addUsage(m, u);
   }
 
   /** $ for the usage so far (undefined when a model's price is unknown). */
@@ -302,7 +279,7 @@ export class AgentSession {
 
   /** One user turn: the prompt, then model calls and tools until the model answers. */
   async run(prompt: string | undefined, signal?: AbortSignal): Promise<RunOutcome> {
-    const runUsage = (this.runUsage = zero());
+    const runUsage = (this.runUsage = zeroUsage());
     this.permissionDenials = [];
     const costBefore = this.cost();
     const onEvent = (e: AgentEvent) => {
@@ -395,38 +372,8 @@ export class AgentSession {
 
   /** Where the tokens of the next request go. */
   breakdown(): ContextBreakdown {
-    const counter = this.engine.counter;
-    const instr = this.instructionTokens;
-    const cats = { system: this.fixedTokens - instr, instructions: instr, user: 0, assistant: 0, results: 0, summary: 0 };
-    for (const m of this.history) {
-      const blocks: ContentBlock[] = blocksOf(m);
-      const overhead = Math.max(0, counter.message(m) - blocks.reduce((s, b) => s + counter.block(b), 0));
-      if (m.role === "assistant") {
-        cats.assistant += counter.message(m);
-        continue;
-      }
-      let first: keyof typeof cats | undefined;
-      for (const b of blocks) {
-        const t = counter.block(b);
-        let cat: keyof typeof cats;
-        if (b.type === "tool_result") cat = "results";
-        else if (b.type === "text" && (tagOf(b.text) === "user_message" || tagOf(b.text) === "latest_request")) cat = "user";
-        else if (b.type === "text" && tagOf(b.text) !== undefined) cat = "summary";
-        else cat = "user";
-        first ??= cat;
-        cats[cat] += t;
-      }
-      cats[first ?? "user"] += overhead;
-    }
-    const categories: ContextCategory[] = [
-      { name: "system + tools", tokens: cats.system },
-      { name: "project instructions", tokens: cats.instructions },
-      { name: "user messages", tokens: cats.user },
-      { name: "assistant", tokens: cats.assistant },
-      { name: "tool results", tokens: cats.results },
-      { name: "summary", tokens: cats.summary },
-    ];
-    const estimate = categories.reduce((s, c) => s + c.tokens, 0);
+    const categories = contextCategories(this.history, this.engine.counter, this.fixedTokens, this.instructionTokens);
+    const estimate = categories.reduce((n, c) => n + c.tokens, 0);
     const measured = this.history.length ? this.engine.meter.measure(this.history, this.fixedTokens) : estimate;
     return { categories, estimate, measured, window: this.cfg.contextWindow, threshold: this.engine.threshold, autoCompact: this.cfg.autoCompact, messages: this.history.length };
   }
