@@ -90,11 +90,20 @@ function firstLine(fd: number): string {
   return Buffer.concat(chunks).toString("utf8");
 }
 
+function uuidOfLine(line: Buffer): unknown {
+  try {
+    return (JSON.parse(line.toString("utf8")) as { uuid?: unknown }).uuid;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Byte offset of the line a resume starts from, or 0 when the whole file is needed. */
 function scanBack(fd: number, size: number): number {
   let end = size; // bytes [end, size) are already scanned
   let carry = Buffer.alloc(0); // the start of a line whose beginning is in an earlier chunk
-  let wantedNeedle: Buffer | null = null; // `"uuid":"…"` of the snip tail's first message
+  let wanted = ""; // the uuid of the snip tail's first message
+  let wantedNeedle: Buffer | null = null; // `"uuid":"…"`: a cheap test before parsing the line
   let fallback = -1; // a rebuild boundary passed while looking for that message
   while (end > 0) {
     const from = Math.max(0, end - CHUNK);
@@ -109,7 +118,9 @@ function scanBack(fd: number, size: number): number {
       if (lineEnd > lineStart) {
         const isMessage = buf.compare(MESSAGE_BYTES, 0, MESSAGE_BYTES.length, lineStart, Math.min(lineEnd, lineStart + MESSAGE_BYTES.length)) === 0;
         if (wantedNeedle && isMessage) {
-          if (buf.subarray(lineStart, lineEnd).includes(wantedNeedle)) return from + lineStart;
+          // The needle may also sit inside the message (a tool input with a "uuid" key): only
+          // the line whose own uuid it is counts.
+          if (buf.subarray(lineStart, lineEnd).includes(wantedNeedle) && uuidOfLine(buf.subarray(lineStart, lineEnd)) === wanted) return from + lineStart;
         } else if (!isMessage && fallback < 0) {
           const point = resumePoint(buf.subarray(lineStart, lineEnd).toString("utf8"));
           if (point && "complete" in point) {
@@ -117,7 +128,10 @@ function scanBack(fd: number, size: number): number {
             // A snip's tail may start among the rounds this rebuild kept (written before it):
             // look a little further, then settle for the rebuild.
             fallback = from + lineStart;
-          } else if (point && !wantedNeedle) wantedNeedle = Buffer.from(`"uuid":${JSON.stringify(point.tailFrom)}`);
+          } else if (point && !wantedNeedle) {
+            wanted = point.tailFrom;
+            wantedNeedle = Buffer.from(`"uuid":${JSON.stringify(wanted)}`);
+          }
         }
       }
       if (nl < 0) break;

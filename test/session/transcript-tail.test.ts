@@ -98,3 +98,27 @@ test("resume from the end: a summary boundary (whole rebuilt history) is a resum
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("resume from the end: a message that merely contains the tail's uuid (a tool input with a \"uuid\" key) is not taken for the tail's first message", () => {
+  const dir = mkdtempSync(join(tmpdir(), "lethe-tail-"));
+  try {
+    const path = join(dir, "t.jsonl");
+    const tail = calls(["bash", { command: "ls" }, "toolu_1"]);
+    const answer = results(["toolu_1", "x"]);
+    const forged = calls(["lookup", { uuid: "tail-1" }, "toolu_2"]);
+    const lines = [
+      { type: "session", id: "s", created: "2026-11-25T00:00:00Z", cwd: dir, version: 1 },
+      { type: "message", uuid: "old", ts: "t", message: user("old") },
+      { type: "message", uuid: "tail-1", ts: "t", message: tail },
+      { type: "message", uuid: "a", ts: "t", message: answer },
+      { type: "message", uuid: "forged", ts: "t", message: forged },
+      { type: "boundary", ts: "t", kind: "snip", tokens_before: 9, tokens_after: 3, head: [user("head")], tail_from: "tail-1" },
+    ];
+    writeFileSync(path, lines.map((l) => JSON.stringify(l)).join("\n") + "\n");
+    const read = loadTranscriptTail(path);
+    assert.ok(read.from > 0 && read.from === readFileSync(path, "utf8").indexOf('{"type":"message","uuid":"tail-1"'));
+    assert.deepEqual(resumeContext(read.entries), [user("head"), tail, answer, forged]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
