@@ -1,6 +1,7 @@
 // Layer 1, budget: a huge tool result (or a huge batch of them in one message) goes
 // to disk; the context keeps a marker with the path and a preview. It runs first, so
 // the exact original is saved before any later layer could replace it.
+import { createHash } from "node:crypto";
 import { resultChars, resultPlainText, resultText, toolUseFor } from "../messages/blocks.ts";
 import type { ContentBlock, Message, ToolResultBlock, ToolResultContentBlock } from "../messages/types.ts";
 import { describeMedia } from "../tokens/media.ts";
@@ -32,16 +33,19 @@ function persist(
   // The preview may never be most of what it replaces (small windows, token-dense text).
   let previewChars = Math.min(budget.previewChars, Math.floor(plain.length / 4), Math.floor(resultLimitTokens(ctx.window, budget) * 2));
   // Moved before (a host passing a rebuilt copy of its history): the same marker, nothing written.
-  const head = plain.slice(0, budget.previewChars);
+  // The same id is not enough (local servers reuse "call_0"), nor the same size and start: the
+  // whole text must be the one saved.
+  const full = resultText(block.content);
+  const digest = ctx.persisted ? createHash("sha1").update(full).digest("base64") : "";
   const known = ctx.persisted?.get(block.tool_use_id);
-  if (known && known.chars === chars && known.head === head) return { block: { ...block, content: known.block.content }, record: known.record, again: true };
+  if (known && known.chars === chars && known.digest === digest) return { block: { ...block, content: known.block.content }, record: known.record, again: true };
   const tokensBefore = ctx.tokens.block(block);
   let marker = "";
   let tokensAfter = Infinity;
   let path: string | undefined;
   let unsaved: string | undefined;
   try {
-    path = ctx.store.save(block.tool_use_id, resultText(block.content));
+    path = ctx.store.save(block.tool_use_id, full);
   } catch (e) {
     // A full or read-only disk: the marker must not claim a file that is not there. The host's
     // transcript (written ahead) still has the whole result.
@@ -56,7 +60,7 @@ function persist(
       // Only a result that is on disk is remembered (an unsaved one is tried again next time).
       if (ctx.persisted && path !== undefined) {
         if (ctx.persisted.size >= PERSISTED_MEMO) ctx.persisted.delete(ctx.persisted.keys().next().value!);
-        ctx.persisted.set(block.tool_use_id, { chars, head, block: next, record });
+        ctx.persisted.set(block.tool_use_id, { chars, digest, block: next, record });
       }
       return { block: next, record };
     }

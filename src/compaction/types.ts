@@ -41,11 +41,11 @@ export interface LayerContext {
    */
   archived?: boolean;
   /**
-   * What budget already moved to the store, by tool_use id: a host that rebuilds its history
+   * What budget already moved to the store, by tool_use id and a digest of the text: a host that rebuilds its history
    * (new objects, the same results) every call gets the same marker back, without the result
    * being written again. Owned by the engine; budget reads and fills it.
    */
-  persisted?: Map<string, { chars: number; head: string; block: ToolResultBlock; record: PersistedResult }>;
+  persisted?: Map<string, { chars: number; digest: string; block: ToolResultBlock; record: PersistedResult }>;
 }
 
 /** One tool result budget moved to the store. */

@@ -95,3 +95,21 @@ test("a screenshot in a tool result is budgeted by its token cost, not its base6
   assert.equal(r2.event?.persisted.length, 1);
   assert.match(contentOf(r2.history[2]) as string, /\[image image\/png 1280×800\]/);
 });
+
+test("budget's memory of what it moved: the same id with the same size and start but other text is saved again (local servers reuse ids like call_0)", () => {
+  const ctx = context();
+  ctx.persisted = new Map();
+  const start = "row ".repeat(1_000);
+  const first = `${start}${"a".repeat(60_000)}`;
+  const second = `${start}${"b".repeat(60_000)}`;
+  const one = budget([user("go"), calls(["bash", { command: "run" }, "call_0"]), results(["call_0", first])], ctx);
+  assert.equal(one.event?.persisted.length, 1);
+  // The same history rebuilt as new objects: the marker comes back, nothing is written, no event.
+  const again = budget(structuredClone([user("go"), calls(["bash", { command: "run" }, "call_0"]), results(["call_0", first])]), ctx);
+  assert.equal(again.event, null);
+  assert.ok(isPersistedMarker(String(contentOf(again.history[2]))));
+  // Later, another call_0 whose output differs only past its start.
+  const other = budget([user("go"), calls(["bash", { command: "run" }, "call_0"]), results(["call_0", second])], ctx);
+  assert.equal(other.event?.persisted.length, 1, "saved as new");
+  assert.ok([...ctx.store.files.values()].includes(second), "the new text is on disk");
+});
