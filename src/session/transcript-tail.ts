@@ -101,7 +101,7 @@ function uuidOfLine(line: Buffer): unknown {
 /** Byte offset of the line a resume starts from, or 0 when the whole file is needed. */
 function scanBack(fd: number, size: number): number {
   let end = size; // bytes [end, size) are already scanned
-  let carry = Buffer.alloc(0); // the start of a line whose beginning is in an earlier chunk
+  const carryParts: Buffer[] = []; // the rest of a line whose beginning is in an earlier chunk
   let wanted = ""; // the uuid of the snip tail's first message
   let wantedNeedle: Buffer | null = null; // `"uuid":"…"`: a cheap test before parsing the line
   let fallback = -1; // a rebuild boundary passed while looking for that message
@@ -109,7 +109,15 @@ function scanBack(fd: number, size: number): number {
     const from = Math.max(0, end - CHUNK);
     const chunk = Buffer.alloc(end - from);
     readAll(fd, chunk, from);
-    const buf = carry.length ? Buffer.concat([chunk, carry]) : chunk;
+    // A chunk inside one long line (a large boundary) waits with the rest of that line: joining
+    // it on every chunk would copy the line once per megabyte.
+    if (from > 0 && chunk.indexOf(0x0a) < 0) {
+      carryParts.unshift(chunk);
+      end = from;
+      continue;
+    }
+    const buf = carryParts.length ? Buffer.concat([chunk, ...carryParts]) : chunk;
+    carryParts.length = 0;
     // Lines wholly inside buf: each ends at a newline (or at the end of the file).
     let lineEnd = buf.length;
     let nl = buf.lastIndexOf(0x0a, lineEnd - 1);
@@ -140,7 +148,7 @@ function scanBack(fd: number, size: number): number {
     }
     // What precedes the first newline of buf continues into the previous chunk.
     const firstNl = buf.indexOf(0x0a);
-    carry = firstNl >= 0 ? buf.subarray(0, firstNl) : buf;
+    carryParts.push(firstNl >= 0 ? buf.subarray(0, firstNl) : buf);
     if (from === 0 || (fallback >= 0 && fallback - from > FALLBACK_LOOK)) break;
     end = from;
   }

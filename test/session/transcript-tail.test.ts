@@ -10,7 +10,7 @@ import { validate } from "../../src/messages/invariants.ts";
 import type { Message } from "../../src/messages/types.ts";
 import { loadTranscript, openTranscript, resumeContext } from "../../src/session/transcript.ts";
 import { loadTranscriptTail } from "../../src/session/transcript-tail.ts";
-import { calls, results, user } from "../support/build.ts";
+import { calls, results, said, user } from "../support/build.ts";
 
 /** Own-loop session: every message is written to the transcript before the request, as runAgent does. */
 function session(dir: string, rounds: number): { path: string; live: Message[] } {
@@ -118,6 +118,27 @@ test("resume from the end: a message that merely contains the tail's uuid (a too
     const read = loadTranscriptTail(path);
     assert.ok(read.from > 0 && read.from === readFileSync(path, "utf8").indexOf('{"type":"message","uuid":"tail-1"'));
     assert.deepEqual(resumeContext(read.entries), [user("head"), tail, answer, forged]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("resume from the end: lines longer than the read chunk (a 5 MB boundary) are read whole", () => {
+  const dir = mkdtempSync(join(tmpdir(), "lethe-tail-"));
+  try {
+    const path = join(dir, "t.jsonl");
+    const big = user("x".repeat(5_000_000));
+    const lines = [
+      { type: "session", id: "s", created: "2026-11-25T00:00:00Z", cwd: dir, version: 1 },
+      { type: "message", uuid: "a", ts: "t", message: user("before") },
+      { type: "boundary", ts: "t", kind: "summarize", tokens_before: 9, tokens_after: 3, history: [big] },
+      { type: "message", uuid: "b", ts: "t", message: user("y".repeat(3_000_000)) },
+      { type: "message", uuid: "c", ts: "t", message: said("after") },
+    ];
+    writeFileSync(path, lines.map((l) => JSON.stringify(l)).join("\n") + "\n");
+    const read = loadTranscriptTail(path);
+    assert.equal(read.from, readFileSync(path, "utf8").indexOf('{"type":"boundary"'));
+    assert.deepEqual(resumeContext(read.entries), [big, user("y".repeat(3_000_000)), said("after")]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
