@@ -117,3 +117,21 @@ test("cache-aware: below the message trigger it snips once the middle is worth m
   // Past triggerMessages it snips whatever the rule says (a ceiling on the history's length).
   assert.ok(snip(bashSession(31, 10), context({ config: cacheAware })).event);
 });
+
+test("the ledger a snip carries is capped as a rebuild caps it (it used to grow with every snip), modified files first", async () => {
+  const { renderLedger } = await import("../../src/compaction/ledger.ts");
+  const { rebuildBudgets } = await import("../../src/compaction/config.ts");
+  const ctx = context({ config: noGate });
+  const read = new Set(Array.from({ length: 3_000 }, (_, i) => `src/module_${i}/file_${i}.py`));
+  const carried = renderLedger({ read, modified: new Set(["src/app.py"]) });
+  const h = bashSession(40, 100);
+  // An earlier snip's note on the head's last message: 3,000 files read so far.
+  h[2] = { role: "user", content: [...(h[2]!.content as never[]), { type: "text", text: carried }] };
+  const r = snip(h, ctx);
+  assert.ok(r.event);
+  const ledger = JSON.stringify(r.history).match(/<lethe-files>[^"]*/)?.[0] ?? "";
+  const cap = rebuildBudgets(ctx.window, ctx.config).ledgerTokens;
+  const text = (r.history[r.event.from - 1]!.content as { type: string; text?: string }[]).find((b) => b.type === "text" && b.text!.startsWith("<lethe-files>"))!.text!;
+  assert.ok(ctx.tokens.text(text) <= cap, `${ctx.tokens.text(text)} tokens, cap ${cap}`);
+  assert.match(ledger, /src\/app\.py/, "the modified file stays");
+});
