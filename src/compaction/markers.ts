@@ -72,3 +72,13 @@ export function snipBoundary(args: { removed: number; from: number; to: number; 
     `use the recall tool to search or read them.]`
   );
 }
+
+/**
+ * The size a persisted marker or cleared placeholder says its result had (its "~N tokens"), or
+ * undefined for any other content. What a result cost before the layers shrank it.
+ */
+export function recordedTokens(content: unknown): number | undefined {
+  if (typeof content !== "string" || !(isPersistedMarker(content) || isClearedPlaceholder(content))) return undefined;
+  const m = /~([\d,]+) tokens/.exec(content.slice(0, 600));
+  return m ? Number(m[1]!.replace(/,/g, "")) : undefined;
+}

@@ -11,7 +11,7 @@ import { resultText, toolUseFor } from "../messages/blocks.ts";
 import type { ContentBlock, Message, ToolResultBlock, ToolUseBlock } from "../messages/types.ts";
 import { describeMedia } from "../tokens/media.ts";
 import { microMinSavings } from "./config.ts";
-import { clearedPlaceholder, describeCall, isClearedPlaceholder, isPersistedMarker, persistedPath } from "./markers.ts";
+import { clearedPlaceholder, describeCall, isClearedPlaceholder, isPersistedMarker, persistedPath, recordedTokens } from "./markers.ts";
 import type { ClearedResult, LayerContext, LayerResult, MicroEvent } from "./types.ts";
 
 interface Candidate {
@@ -96,11 +96,13 @@ export function micro(history: readonly Message[], ctx: LayerContext): LayerResu
   let freed = 0;
   for (const c of candidates) {
     const id = c.original.tool_use_id;
-    const priced = clearedPlaceholder({ toolUseId: id, call: c.call, tokens: c.tokens, savedPath: c.savedPath ?? (ctx.archived ? undefined : PATH_STANDIN) });
+    // A result budget moved earlier is named with its own size, not its marker's.
+    const size = recordedTokens(c.original.content) ?? c.tokens;
+    const priced = clearedPlaceholder({ toolUseId: id, call: c.call, tokens: size, savedPath: c.savedPath ?? (ctx.archived ? undefined : PATH_STANDIN) });
     if (ctx.tokens.text(priced) + 8 >= c.tokens) continue;
     const savedPath = c.savedPath ?? (ctx.archived ? undefined : ctx.store.save(id, resultText(c.original.content)));
     const media = Array.isArray(c.original.content) ? c.original.content.filter((b) => b.type !== "text").map((b) => describeMedia(b)) : [];
-    const replacement: ToolResultBlock = { ...c.original, content: clearedPlaceholder({ toolUseId: id, call: c.call, tokens: c.tokens, savedPath, media }) };
+    const replacement: ToolResultBlock = { ...c.original, content: clearedPlaceholder({ toolUseId: id, call: c.call, tokens: size, savedPath, media }) };
     const after = ctx.tokens.block(replacement);
     if (after >= c.tokens) continue;
     freed += c.tokens - after;

@@ -18,7 +18,7 @@ import { autoCompactThreshold, rebuildBudgets } from "./config.ts";
 import { ledgerOf, renderLedger } from "./ledger.ts";
 import { boundedLedger } from "./rebuild.ts";
 import { USER_MESSAGE_PREFIX, carryAttachments, isLetheText, selectUserMessages, userMessagesOf } from "./retain.ts";
-import { snipBoundary } from "./markers.ts";
+import { recordedTokens, snipBoundary } from "./markers.ts";
 import { carriedWorkOf, renderWorkWithin, workRecordOf } from "./work.ts";
 import type { LayerContext, LayerResult, SnipEvent } from "./types.ts";
 
@@ -42,9 +42,20 @@ export function snipCut(history: readonly Message[], keepHead: number, targetMes
  * snip once the middle is that large. g is measured since the last snip (tokens per model turn).
  */
 export function snipPays(history: readonly Message[], cut: { head: number; tail: number }, ctx: LayerContext): boolean {
-  let middle = 0, kept = ctx.tokens.message(history[cut.head - 1]!), since = 0, turns = 0;
+  // Results that budget or micro shrank count at the size their marker records: the decision
+  // must not change because micro acted after it (prepare run twice gives the same history).
+  const size = (m: Message): number => {
+    if (typeof m.content === "string") return ctx.tokens.message(m);
+    let n = ctx.tokens.message(m);
+    for (const b of m.content) {
+      const was = b.type === "tool_result" ? recordedTokens(b.content) : undefined;
+      if (was !== undefined) n += Math.max(0, was - ctx.tokens.block(b));
+    }
+    return n;
+  };
+  let middle = 0, kept = size(history[cut.head - 1]!), since = 0, turns = 0;
   for (let i = cut.head; i < history.length; i++) {
-    const t = ctx.tokens.message(history[i]!);
+    const t = size(history[i]!);
     if (i < cut.tail) middle += t;
     else kept += t;
     since += t;

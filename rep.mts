@@ -1,0 +1,2 @@
+import fc from "fast-check";
+import { test } from "node:test";
