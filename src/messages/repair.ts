@@ -53,7 +53,8 @@ export function repair(history: readonly Message[], opts: RepairOptions = {}): R
 
   const fixes: Fix[] = [];
   const t = newTable(history.length + 2);
-  let mergeRun: { row: number; first: number } | undefined;
+  let mergeRun: MergeRun | undefined;
+  const mergeRuns: MergeRun[] = [];
 
   for (let i = 0; i < history.length; i++) {
     const m = history[i]!;
@@ -139,19 +140,35 @@ export function repair(history: readonly Message[], opts: RepairOptions = {}): R
       // Appended in place (copied once, on the first merge): a run of k same-role messages is O(k).
       appendToRow(t, last, blocks);
       addMisplaced(t, last, misplaced);
-      // One fix per run of merges (a run of 100k same-role messages is one fix, not 100k).
-      const prev = fixes[fixes.length - 1];
-      if (prev?.kind === "merged_messages" && prev.index === t.src[last] && mergeRun?.row === last) {
-        prev.message = `merged ${role} messages ${mergeRun.first}–${i} into the ${role} message before them (${t.src[last]})`;
+      // One fix per run of merges (a run of 100k same-role messages is one fix, not 100k); its
+      // line is written once the run is known (runLine), not rebuilt for every message.
+      if (mergeRun?.row === last && fixes[fixes.length - 1] === mergeRun.fix) {
+        mergeRun.last = i;
       } else {
-        mergeRun = { row: last, first: i };
-        fixes.push({ kind: "merged_messages", index: t.src[last]!, message: `merged ${role} message ${i} into the ${role} message before it (${t.src[last]})` });
+        const fix: Fix = { kind: "merged_messages", index: t.src[last]!, message: "" };
+        fixes.push(fix);
+        mergeRuns.push((mergeRun = { row: last, role, first: i, last: i, fix }));
       }
     } else {
       addMisplaced(t, pushRow(t, role, blocks, changed ? null : m, m, i), misplaced);
     }
   }
 
+  for (const run of mergeRuns) run.fix.message = runLine(run, t.src[run.row]!);
   pairToolUses(t, fixes, opts);
   return { history: rowsToMessages(t), fixes };
+}
+
+interface MergeRun {
+  row: number;
+  role: Role;
+  first: number;
+  last: number;
+  fix: Fix;
+}
+
+function runLine(r: MergeRun, into: number): string {
+  return r.first === r.last
+    ? `merged ${r.role} message ${r.first} into the ${r.role} message before it (${into})`
+    : `merged ${r.role} messages ${r.first}–${r.last} into the ${r.role} message before them (${into})`;
 }

@@ -254,6 +254,16 @@ describe("repair", () => {
     const r = repair([u("one"), u(txt("two")), a("three"), a(tu("t1")), u(tr("t1"))]);
     assert.deepEqual(r.history, [u("one", "two"), a("three", tu("t1")), u(tr("t1"))]);
     assert.deepEqual(r.fixes.map((f) => f.kind), ["merged_messages", "merged_messages"]);
+    assert.deepEqual(r.fixes.map((f) => f.message), [
+      "merged user message 1 into the user message before it (0)",
+      "merged assistant message 3 into the assistant message before it (2)",
+    ]);
+    // Two runs into different rows stay two fixes, each naming its own run.
+    const runs = repair([u("a"), u("b"), u("c"), a("x"), u("d"), u("e")]);
+    assert.deepEqual(runs.fixes.map((f) => f.message), [
+      "merged user messages 1–2 into the user message before them (0)",
+      "merged user message 5 into the user message before it (4)",
+    ]);
   });
 
   test("results split from their message by a duplicated user role are merged back", () => {
