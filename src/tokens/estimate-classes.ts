@@ -41,8 +41,8 @@ export const CLASS = new Uint8Array(65536).fill(SYM);
   CLASS[0x37e] = CLASS[0x387] = SYM;
   set(0x1f00, 0x1fff, XGRC);
   set(0x400, 0x52f, XCYR);
-  // Cyrillic letters Russian lacks (Ukrainian і ї є ґ, Belarusian ў, Kazakh, Chuvash, ...): words
-  // with them split into two or three times as many tokens as Russian words.
+  // Cyrillic letters Russian lacks (Ukrainian і ї є ґ, Belarusian ў, Kazakh, Chuvash, ...). (Once
+  // priced apart; letters now cost what o200k's vocabulary says, see ./vocab.ts.)
   set(0x460, 0x52f, XCYR2);
   for (const c of [0x404, 0x406, 0x407, 0x40e, 0x454, 0x456, 0x457, 0x45e]) CLASS[c] = XCYR2;
   set(0x531, 0x8ff, XOTH);
@@ -74,13 +74,3 @@ export const CLASS = new Uint8Array(65536).fill(SYM);
   set(0xd800, 0xdbff, EMOJI); // astral chars are mostly emoji
   set(0xdc00, 0xdfff, LOWSUR);
 })();
-
-/** What leads a letter piece; each lead has its own row of word weights (see W.WORD). */
-export const LEAD_NONE = 0, LEAD_SPACE = 1, LEAD_CHEAP = 2, LEAD_PUNCT = 3, LEAD_TAB = 4;
-/** How a single ASCII punctuation char joins the word after it: ".foo" "_foo" "(foo" are often
- * one token, "/usr" "=value" "-name" usually two. */
-export const LEAD = new Uint8Array(128).fill(LEAD_PUNCT);
-for (const ch of "._([#@$`") LEAD[ch.charCodeAt(0)] = LEAD_CHEAP;
-/** ASCII consonants (y counts as a vowel). */
-export const CONSONANT = new Uint8Array(65536);
-for (const ch of "bcdfghjklmnpqrstvwxzBCDFGHJKLMNPQRSTVWXZ") CONSONANT[ch.charCodeAt(0)] = 1;

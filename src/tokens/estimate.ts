@@ -1,30 +1,32 @@
 // Fast token estimate calibrated against exact o200k (bench/tokens.ts, bench/calibrate-estimator.ts).
 //
-// o200k first splits text with a regex into "pieces", then runs BPE inside each piece; on
-// ordinary text most pieces are one token. So this estimator follows the same split in one pass
-// over charCodeAt (a class lookup table, no regex) and charges each piece by class and length:
-//   - letter runs, with at most one leading space or punctuation char (" foo", "(foo", "/usr"),
-//     split at lower→upper case changes ("getElement" → "get" "Element"): cost by length, lead,
-//     capitals and consonant clusters (abbreviations and random letters are not in the vocabulary);
+// o200k first splits text with a regex into "pieces", then runs BPE inside each piece. This
+// estimator follows the same split in one pass over charCodeAt (a class lookup table, no regex):
+//   - letter pieces, with at most one leading space or punctuation char (" foo", "(foo", "/usr"),
+//     split at lower→upper case changes ("getElement" → "get" "Element"), in any alphabet: when a
+//     piece ends it costs the tokens o200k's own vocabulary spells it in, by greedy longest match
+//     (./vocab.ts). A model by length was right for English and code and 8-30% under on words o200k
+//     saw less of (Italian, Finnish, Klingon, package names);
 //   - digits in groups of up to 3;
 //   - whitespace runs (indentation, blank lines) are one piece; the last space before a word or
 //     punctuation joins that piece; newlines right after punctuation join it ("{\n", "')\n");
 //   - punctuation runs by length; runs of one repeated char ("=====", "────") cost little;
-//   - other scripts per char, each at its own rate: hiragana ~0.6, katakana ~0.65, kanji (han
-//     after any kana) ~0.9, Chinese han ~0.7, hangul ~0.65 plus a little per space-separated word;
-//     Greek, Cyrillic, the Cyrillic letters Russian lacks, Arabic/Hebrew, Indic per letter after a
-//     word's first; scripts with few merges (Tamil, Khmer, ...) per char, and those with next to
-//     none (Lao, Ethiopic, Tifinagh) at ~2.5 per char;
+//   - CJK per char, each script at its own rate: hiragana ~0.6, katakana ~0.65, kanji (han after
+//     any kana) ~0.9, Chinese han ~0.7, hangul ~0.65 plus a little per space-separated word;
+//     scripts with few merges (Tamil, Khmer, ...) per char, and those with next to none (Lao,
+//     Ethiopic, Tifinagh) at ~3 per char;
 //   - digit groups right after a letter (hex digests, ids) at their own rate;
 //   - long [A-Za-z0-9+/] runs that look random (base64, keys, ids) per char: BPE finds no long
 //     merges in them; likewise [A-Za-z0-9+/,;] runs that look like a source map's "mappings".
 // Every char adds a non-negative amount or moves cost between pieces in a way that never lowers
-// the total, so appending text never lowers the estimate.
+// the total, so appending text never lowers the estimate (a piece the text ends in is priced
+// "open": see greedyTokens).
 //
 // Layout: ./estimate-classes.ts holds the character classes and per-char tables,
 // ./estimate-weights.ts the weight vector and its fitted values; this file the scan itself.
 import * as classes from "./estimate-classes.ts";
 import * as weights from "./estimate-weights.ts";
+import { type Vocab, greedyTokens, o200kVocab } from "./vocab.ts";
 
 export { W } from "./estimate-weights.ts";
 
@@ -32,10 +34,10 @@ export { W } from "./estimate-weights.ts";
 // scan's code, but reads an import through its module cell at every use (with named imports the
 // scan ran ~50% more instructions). The helpers below stay in this file for the same reason.
 const {
-  APOS, CLASS, CONSONANT, CONTROL, DIGIT, EMOJI, HAN, HANGUL, KANA, KATA, LEAD, LEAD_NONE, LEAD_SPACE, LEAD_TAB, LOWER, LOWSUR,
+  APOS, CLASS, CONTROL, DIGIT, EMOJI, HAN, HANGUL, KANA, KATA, LOWER, LOWSUR,
   NEWLINE, PUNCT, SLASHPLUS, SPACE, SYM, UPPER, XBYTE, XCYR, XCYR2, XGRC, XIND, XLAT, XOTH, XRARE,
 } = classes;
-const { W, WEIGHTS, WORDS, expandWords } = weights;
+const { W, WEIGHTS } = weights;
 
 /** Chars whose long runs are few tokens: "=-#*./_~+%─" ("=" × 64 is one token, "(" × 64 sixteen). */
 const isRuler = (c: number): boolean =>
@@ -96,6 +98,9 @@ function vlqRunExtra(text: string, from: number, to: number, charged: number, w:
   return replace ? r - charged : Math.max(0, r - charged);
 }
 
+/** o200k's letter tokens (./vocab.ts), loaded by the first estimate. */
+let vocab: Vocab | undefined;
+
 /** (start, end, cost charged, kind: 0 random, 1 mappings) of the runs met in one call. */
 const RUNS = new Float64Array(4 * 256);
 function flushRuns(text: string, used: number, w: Float64Array, replace: boolean): number {
@@ -113,25 +118,26 @@ function flushRuns(text: string, used: number, w: Float64Array, replace: boolean
  * @internal exported for bench/calibrate-estimator.ts
  */
 export function estimateWith(text: string, w: Float64Array, replace = false): number {
-  const words = w === WEIGHTS ? WORDS : expandWords(w);
   // Every weight in a local: loads at entry always run, so the compiler has type feedback for
   // them (a first load inside a rare branch deoptimizes the loop, and at worst keeps doing so).
   const wWs = w[W.WS]!, wNl = w[W.NL]!, wNlAfterPunct = w[W.NL_AFTER_PUNCT]!, wDigits = w[W.DIGITS]!;
-  const wUpper = w[W.UPPER]!, wConsonant = w[W.CONSONANT]!, wRepeatLetter = w[W.REPEAT_LETTER]!, wEscape = w[W.ESCAPE]!;
+  const wEscape = w[W.ESCAPE]!;
   const wApos = w[W.APOS]!, wAposRest = w[W.APOS_REST]!, wControl = w[W.CONTROL]!, wEmoji = w[W.EMOJI]!, wCjkStart = w[W.CJK_START]!;
   const wPunct1 = w[W.PUNCT]!, wPunct2 = w[W.PUNCT + 1]!, wPunct3 = w[W.PUNCT + 2]!, wPunct4 = w[W.PUNCT + 3]!;
-  const wLatin = w[W.LATIN]!, wGreek = w[W.GREEK_CYRILLIC]!, wCyrillic = w[W.CYRILLIC]!, wAlphabet = w[W.ALPHABET]!, wIndic = w[W.INDIC]!;
   const wKana = w[W.KANA]!, wKatakana = w[W.KATAKANA]!, wHan = w[W.HAN]!, wHanJa = w[W.HAN_JA]!, wHangul = w[W.HANGUL]!, wRare = w[W.RARE]!;
-  const wCyrillicExt = w[W.CYRILLIC_EXT]!, wByte = w[W.BYTE_SCRIPT]!;
+  const wByte = w[W.BYTE_SCRIPT]!;
   const wDigitsAfterLetter = w[W.DIGITS_AFTER_LETTER]!, wCjkAfterSym = w[W.CJK_AFTER_SYM]!;
   const wHangulStart = w[W.HANGUL_START]!, wSym = w[W.SYM]!, wSymNext = w[W.SYM_NEXT]!;
+  // (A miss never costs less than a token: see greedyTokens. Not in calibration, which needs the
+  // estimate linear in the weights.)
+  const wVocab = w[W.VOCAB]!, wVocabMiss = replace ? w[W.VOCAB_MISS]! : Math.max(w[W.VOCAB_MISS]!, wVocab);
+  const v = (vocab ??= o200kVocab());
   const wRuler = w[W.RULER]!, wRulerLong = w[W.RULER_LONG]!, wRepeatPunct = w[W.REPEAT_PUNCT]!, wRepeatLong = w[W.REPEAT_LONG]!;
   // -0, not 0: doubles from the start, so the compiler keeps them unboxed (a small-integer start
   // sometimes makes it box every addition).
   let t = -0;
   let prev = NEWLINE; // the start of text behaves like the start of a line
   let prevCode = -1, same = 0; // length of the run of identical chars ending here
-  let wl = 0, wordBase = 0, cons = 0; // letters in the current piece, its row in `words`, trailing consonants
   let pl = 0, plSpace = false, lastPunct = -0, lastCode = 0; // punctuation run: length, led by a space, last char's cost and code
   let aposWord = false; // the last char is an apostrophe right after a letter
   let esc = false; // the last char is the letter of a backslash escape
@@ -140,41 +146,46 @@ export function estimateWith(text: string, w: Float64Array, replace = false): nu
   let runStart = -1, runT0 = -0; // the current [A-Za-z0-9+/] run and the total before its first char
   let vlqStart = -1, vlqT0 = -0; // likewise for [A-Za-z0-9+/,;] (source map mappings)
   let ja = false; // a kana char was seen: han chars are Japanese kanji from here on
+  // The letter piece being read (its lead char included) and the total before it: when it ends
+  // its cost is replaced by its tokens in the vocabulary (greedy longest match).
+  let pieceStart = -1, pieceT0 = -0;
   let nRuns = 0; // entries used in RUNS
   const n = text.length;
   for (let i = 0; i < n; i++) {
     let c = text.charCodeAt(i);
     const k = CLASS[c]!;
     if (k <= UPPER && prev <= UPPER && !esc) {
-      // Hot path: ASCII letters continuing a word (split at small→capital: "get|Element").
+      // Hot path: ASCII letters continuing a piece (split at small→capital: "get|Element"). The
+      // piece is priced when it ends, so nothing is charged here.
+      if (pieceStart < 0) {
+        pieceStart = i;
+        pieceT0 = t;
+      }
       let kk: number = k;
       for (;;) {
-        same = c === prevCode ? same + 1 : 1;
-        prevCode = c;
-        let own: number;
         if (kk === UPPER && prev === LOWER) {
-          wordBase = wl = cons = 0; // a new piece without lead
-          own = words[++wl]!;
-        } else {
-          wl++;
-          own = words[wordBase + (wl < 11 ? wl : 11)]!;
-          if (kk === UPPER) own += wUpper;
+          t = pieceT0 + greedyTokens(v, text, pieceStart, i, false, wVocab, wVocabMiss);
+          pieceStart = i;
+          pieceT0 = t;
         }
-        if (CONSONANT[c] === 1) {
-          if (++cons >= 4) own += wConsonant;
-        } else cons = 0;
-        t += same >= 3 ? wRepeatLetter : own;
         prev = kk;
         if (i + 1 >= n) break;
-        c = text.charCodeAt(i + 1);
-        kk = CLASS[c]!;
+        kk = CLASS[text.charCodeAt(i + 1)]!;
         if (kk > UPPER) break;
         i++;
       }
+      c = text.charCodeAt(i);
+      same = c === prevCode ? same + 1 : 1;
+      prevCode = c;
       aposWord = false;
       continue;
     }
     if (k === LOWSUR) continue;
+    if (pieceStart >= 0 && !(isLetterClass(prev) && !esc && (k <= UPPER || (k >= XLAT && k <= XIND)) && !(k === UPPER && (prev === LOWER || prev === XLAT || prev === XGRC || prev === XCYR || prev === XCYR2)))) {
+      // The piece ends here: its tokens replace what its chars were charged.
+      t = pieceT0 + greedyTokens(v, text, pieceStart, i, false, wVocab, wVocabMiss);
+      pieceStart = -1;
+    }
     const inRun = k <= SLASHPLUS;
     if (!inRun && runStart >= 0) {
       if (i - runStart >= 20) {
@@ -257,33 +268,29 @@ export function estimateWith(text: string, w: Float64Array, replace = false): nu
     let own = -0; // this char's own cost
     if (k <= UPPER || (k >= XLAT && k <= XIND)) {
       if (isLetterClass(prev) && !escaped && !(k === UPPER && (prev === LOWER || prev === XLAT || prev === XGRC || prev === XCYR || prev === XCYR2))) {
-        wl++;
-        own = k <= UPPER ? words[wordBase + (wl < 11 ? wl : 11)]! : k === XLAT ? wLatin : k === XGRC ? wGreek : k === XCYR ? wCyrillic : k === XCYR2 ? wCyrillicExt : k === XOTH ? wAlphabet : wIndic;
-        if (k === UPPER) own += wUpper;
+        if (pieceStart < 0) {
+          pieceStart = at; // after a char priced on its own (Tamil, Lao, ...)
+          pieceT0 = t;
+        }
+        // The piece goes on (priced when it ends).
       } else if (aposWord && k <= UPPER && isContractionLetter(c)) {
-        wl++; // "don't", "it's": the suffix continues the word
-        own = words[wordBase + (wl < 11 ? wl : 11)]!;
+        // "don't", "it's": the suffix ("'t") is a piece of its own in the vocabulary.
+        pieceStart = at - 1;
+        pieceT0 = t - lastPunct;
       } else if (k <= UPPER && prev === PUNCT && lastCode === 0x5c && pl === 1 && !plSpace) {
         own = wEscape; // "\\n", "\\t": the next letter starts a word of its own
         esc = true;
-        wl = 0;
       } else {
-        let lead = LEAD_NONE;
-        if (led) lead = tab ? LEAD_TAB : LEAD_SPACE;
+        // A new piece, led by the space before it or by one punctuation char (".foo", "(bar",
+        // "/usr"), whose own cost it takes over.
+        pieceStart = at;
+        if (led) pieceStart = at - 1;
         else if ((prev === PUNCT || prev === SLASHPLUS || prev === APOS) && pl === 1 && !plSpace) {
-          // One ASCII punctuation char leads the word: ".foo", "(bar", "/usr".
-          lead = LEAD[lastCode]!;
           t -= lastPunct;
+          pieceStart = at - 1;
         }
-        wordBase = lead * 12;
-        wl = 1;
-        cons = 0;
-        own = words[wordBase + 1]!;
+        pieceT0 = t;
       }
-      if (c < 128 && CONSONANT[c] === 1) {
-        if (++cons >= 4) own += wConsonant;
-      } else cons = 0;
-      if (same >= 3 && k <= UPPER) own = wRepeatLetter;
       aposWord = false;
     } else if (k === DIGIT) {
       // Groups of up to 3 digits, counted from the start of the run.
@@ -296,7 +303,6 @@ export function estimateWith(text: string, w: Float64Array, replace = false): nu
         if (++dl % 3 === 1) own += wD;
       }
       prevCode = c = text.charCodeAt(i);
-      wl = 0;
       aposWord = false;
     } else if (isPunctClass(k)) {
       if (isPunctClass(prev) || (glued && c === 0x2f)) pl++;
@@ -314,22 +320,18 @@ export function estimateWith(text: string, w: Float64Array, replace = false): nu
       lastPunct = own;
       lastCode = c;
       if (k === CONTROL) pl = 0; // BPE never merges across it: the next char starts afresh
-      if (k !== APOS) wl = 0;
     } else if (k === HANGUL) {
       // A hangul piece (Korean words are short and space-separated: the piece start matters).
       own = (prev === HANGUL ? 0 : wHangulStart) + wHangul;
-      wl = 0;
       aposWord = false;
     } else if (k >= XRARE) {
       own = k === XRARE ? wRare : wByte; // scripts with few or no merges: per char, wherever it is
-      wl = 0;
       aposWord = false;
     } else {
       // Kana and han: a CJK piece; a char leading it stays its own token. Han after any kana
       // is Japanese, which o200k merges differently from Chinese.
       if (k !== HAN) ja = true;
       own = (prev >= KANA && prev <= HAN ? 0 : prev === SYM ? wCjkAfterSym : wCjkStart) + (k === KANA ? wKana : k === KATA ? wKatakana : ja ? wHanJa : wHan);
-      wl = 0;
       aposWord = false;
     }
     if (inRun && runStart < 0) {
@@ -347,13 +349,14 @@ export function estimateWith(text: string, w: Float64Array, replace = false): nu
   // compiler's loop code into a deoptimization loop.
   // Each extra is added to t on its own: a sum of the extras is speculated to be a small integer
   // (they are 0 for most texts) and deoptimizes the whole scan whenever one is not.
+  if (pieceStart >= 0) t = pieceT0 + greedyTokens(v, text, pieceStart, n, true, wVocab, wVocabMiss);
   const t1 = t;
   t += randomRunExtra(text, runStart >= 0 ? runStart : n, n, t1 - runT0, w, replace);
   t += vlqRunExtra(text, vlqStart >= 0 ? vlqStart : n, n, t1 - vlqT0, w, replace);
   t += flushRuns(text, nRuns, w, replace);
   // Trailing whitespace is a token of its own; a single trailing space is charged no more than
   // whatever could absorb it next, so appending text never lowers the estimate.
-  const wWsEnd = replace ? wWs : Math.min(wWs, wPunct1, wSym, wEmoji, wControl, Math.min(wCjkStart, wCjkAfterSym) + Math.min(wKana, wKatakana, wHan, wHanJa), wDigitsAfterLetter, wHangulStart + wHangul, wRare, wByte, words[12 + 1]!, words[48 + 1]!);
+  const wWsEnd = replace ? wWs : Math.min(wWs, wPunct1, wSym, wEmoji, wControl, Math.min(wCjkStart, wCjkAfterSym) + Math.min(wKana, wKatakana, wHan, wHanJa), wDigitsAfterLetter, wHangulStart + wHangul, wRare, wByte, wVocab);
   t += (nl > 0 ? wNl * (1 + (nl >> 4)) : 0) + (sp >= 2 ? wWs * (1 + (sp >> 7)) : sp > 0 ? wWsEnd : 0);
   return t + 0; // never -0
 }

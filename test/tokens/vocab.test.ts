@@ -1,0 +1,59 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import fc from "fast-check";
+import { countTokens } from "../../src/tokens/exact.ts";
+import { estimateTokens } from "../../src/tokens/estimate.ts";
+import { buildVocab, greedyTokens, o200kVocab } from "../../src/tokens/vocab.ts";
+
+const count = (v: ReturnType<typeof buildVocab>, s: string, open = false): number => greedyTokens(v, s, 0, s.length, open, 1, 2);
+
+test("greedy longest match: the longest token first, back to the last whole token when a longer path dies", () => {
+  const v = buildVocab(["a", "b", "c", "d", " ", " ab", " abcd", "bc", "abc"]);
+  assert.equal(count(v, " abcd"), 1);
+  // " abc" is only a path towards " abcd": back up to " ab", then "c".
+  assert.equal(count(v, " abc"), 2);
+  assert.equal(count(v, " abcc"), 3); // " ab" "c" "c"
+  // A char that starts no token costs missCost (2 here); one that is a token costs 1.
+  assert.equal(count(v, "axb"), 1 + 2 + 1);
+  // Digits and CJK never enter the trie (the scan prices them itself).
+  const w = buildVocab(["1", "12", "中", "中文", "x"]);
+  assert.equal(count(w, "12"), 4);
+  assert.equal(count(w, "x"), 1);
+});
+
+test("an open piece (the text ends in it) is never charged more than the same piece closed, nor less than before a char was appended", () => {
+  const v = buildVocab(["a", "b", "c", " ", " ab", " abcd", "bc", "abc", "cab", "ca"]);
+  const piece = fc.array(fc.constantFrom("a", "b", "c", "d", " "), { minLength: 1, maxLength: 12 }).map((a) => a.join(""));
+  fc.assert(
+    fc.property(piece, fc.constantFrom("a", "b", "c", "d", " "), (s, next) => {
+      assert.ok(count(v, s, true) <= count(v, s, false));
+      assert.ok(count(v, s + next, true) >= count(v, s, true));
+      assert.ok(count(v, s + next, false) >= count(v, s, true));
+    }),
+    { numRuns: 2000 },
+  );
+});
+
+test("o200k's own letter tokens: a word in the vocabulary is one token, as exact o200k says", () => {
+  const v = o200kVocab();
+  for (const word of [" the", " function", "Element", " configuration", ".prototype", "_init"]) {
+    assert.equal(greedyTokens(v, word, 0, word.length, false, 1, 2), countTokens(word), word);
+  }
+});
+
+test("words o200k saw little of are priced by its vocabulary, not by their length (a length model was 8-30% under)", () => {
+  // Italian and Finnish messages, Klingon and Chuvash month names, Debian package versions: a model
+  // of letters by length charged most of these words one token each.
+  const samples = [
+    '{"Commands:": "Comandi:", "Options:": "Opzioni:", "Examples:": "Esempi:", "Not enough non-option arguments": "Numero insufficiente di argomenti"}',
+    "Virheellinen arvo: anna vähintään kaksi argumenttia ja tarkista konfiguraatiotiedosto ennen jatkamista.",
+    "months: 'jar wa’_jar cha’_jar wej_jar loS_jar vagh_jar jav_jar Soch_jar chorgh_jar Hut_jar wa’maH_jar wa’maH wa’_jar wa’maH cha’'.split('_')",
+    "кӑрлач_нарӑс_пуш_ака_ҫу_ҫӗртме_утӑ_ҫурла_авӑн_юпа_чӳк_раштав",
+    "Unpacking libnss-systemd:amd64 (252.39-1~deb12u2) over (252.38-1~deb12u1) ...\nSetting up libpam-systemd:amd64 (252.39-1~deb12u2) ...",
+  ];
+  for (const s of samples) {
+    const exact = countTokens(s);
+    const err = Math.abs(estimateTokens(s) - exact) / exact;
+    assert.ok(err <= 0.1, `${(err * 100).toFixed(1)}% off on ${JSON.stringify(s.slice(0, 40))}: ${estimateTokens(s)} vs ${exact}`);
+  }
+});
