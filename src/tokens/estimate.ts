@@ -26,7 +26,8 @@
 // ./estimate-weights.ts the weight vector and its fitted values; this file the scan itself.
 import * as classes from "./estimate-classes.ts";
 import * as weights from "./estimate-weights.ts";
-import { type Vocab, greedyTokens, o200kVocab } from "./vocab.ts";
+import { type Vocab, greedyTokens } from "./vocab.ts";
+import { o200kVocab } from "./vocab-o200k.ts";
 
 export { W } from "./estimate-weights.ts";
 

@@ -7,10 +7,7 @@
 // the vocabulary itself — greedy longest match, which is what BPE's merges come to on most
 // words — brought every letter-heavy family within 3% in the first measurement.
 //
-// The tokens are taken from gpt-tokenizer (a dependency already, for exact counts) the first
-// time an estimate needs them: ~0.1 s and ~9 MB once per process, instead of in every import.
-import { createRequire } from "node:module";
-
+// The trie of o200k's own tokens is loaded by ./vocab-o200k.ts.
 /**
  * The trie. Node 0 is the root; a child is found by hashing (node, char index) into one
  * open-addressed typed array of (key, value) pairs: no object per node (320k nodes), one multiply
@@ -19,10 +16,10 @@ import { createRequire } from "node:module";
 export interface Vocab {
   /** UTF-16 code unit → index in the trie's alphabet (0: no token has that char). */
   alpha: Uint16Array;
-  /** Alphabet index → the root's child as a value (below), or -1. */
+  /** Alphabet index → the root's child as a value (below), or -1. (Derived from `table`.) */
   root: Int32Array;
   /** (ASCII char, ASCII char) → the node two steps below the root as a value, or -1: most
-   * pieces are ASCII, and their first two steps are the busiest. */
+   * pieces are ASCII, and their first two steps are the busiest. (Derived from `table`.) */
   ascii2: Int32Array;
   /** Pairs: key (node × 2^11 + char index, -1 empty), value (child × 2 + 1 if it ends a token). */
   table: Int32Array;
@@ -34,7 +31,8 @@ const LETTER_TOKEN = /^[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+$|^[^\r\n\p{L}\p{N}]$/u;
 /** CJK and hangul are priced per char by the scan, never as letter pieces. */
 const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
 
-const hash = (key: number, mask: number): number => (Math.imul(key, 0x9e3779b1) >>> 11) & mask;
+/** The first slot to probe for a key (linear probing from there). */
+export const hash = (key: number, mask: number): number => (Math.imul(key, 0x9e3779b1) >>> 11) & mask;
 
 /** Token chars after the first: only ASCII letters (most tokens; no regex needed). */
 function asciiLetters(t: string): boolean {
@@ -96,17 +94,24 @@ export function buildVocab(tokens: Iterable<string>): Vocab {
     }
     ends[node] = 1;
   }
-  // Values become child × 2 + 1 where the child ends a token; the root's children get a table.
+  // Values become child × 2 + 1 where the child ends a token.
+  for (let h = 0; h < size; h++) {
+    if (table[2 * h] !== -1) table[2 * h + 1] = table[2 * h + 1]! * 2 + ends[table[2 * h + 1]!]!;
+  }
+  return finishVocab(alpha, table);
+}
+
+/** The direct tables (the root's children, two ASCII steps) of a finished hash table. */
+export function finishVocab(alpha: Uint16Array, table: Int32Array): Vocab {
+  const size = table.length / 2;
+  const mask = size - 1;
+  let letters = 0;
+  for (let c = 0; c < 65536; c++) if (alpha[c]! > letters) letters = alpha[c]!;
   const root = new Int32Array(letters + 1).fill(-1);
   for (let h = 0; h < size; h++) {
     const key = table[2 * h]!;
-    if (key === -1) continue;
-    const child = table[2 * h + 1]!;
-    const value = child * 2 + ends[child]!;
-    table[2 * h + 1] = value;
-    if (key >>> 11 === 0) root[key & 0x7ff] = value;
+    if (key !== -1 && key >>> 11 === 0) root[key & 0x7ff] = table[2 * h + 1]!;
   }
-  const mask = size - 1;
   const ascii2 = new Int32Array(128 * 128).fill(-1);
   for (let c1 = 0; c1 < 128; c1++) {
     const one = alpha[c1] ? root[alpha[c1]!]! : -1;
@@ -133,21 +138,6 @@ function rehash(table: Int32Array, size: number, to: number): Int32Array {
     out[2 * g + 1] = table[2 * h + 1]!;
   }
   return out;
-}
-
-let loaded: Vocab | undefined;
-
-/** o200k's letter tokens, built on first use. */
-export function o200kVocab(): Vocab {
-  if (!loaded) {
-    const require = createRequire(import.meta.url);
-    const id = require.resolve("gpt-tokenizer/cjs/bpeRanks/o200k_base");
-    const ranks = (require(id) as { default: (string | number[])[] }).default;
-    loaded = buildVocab(ranks.filter((t): t is string => typeof t === "string"));
-    // The exact counter loads its own copy through the encoding module; this list is not needed again.
-    delete require.cache[id];
-  }
-  return loaded;
 }
 
 /**

@@ -3,7 +3,11 @@ import { test } from "node:test";
 import fc from "fast-check";
 import { countTokens } from "../../src/tokens/exact.ts";
 import { estimateTokens } from "../../src/tokens/estimate.ts";
-import { buildVocab, greedyTokens, o200kVocab } from "../../src/tokens/vocab.ts";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { buildVocab, greedyTokens } from "../../src/tokens/vocab.ts";
+import { buildO200kVocab, o200kVocab, readVocab, serializeVocab } from "../../src/tokens/vocab-o200k.ts";
 
 const count = (v: ReturnType<typeof buildVocab>, s: string, open = false): number => greedyTokens(v, s, 0, s.length, open, 1, 2);
 
@@ -55,5 +59,31 @@ test("words o200k saw little of are priced by its vocabulary, not by their lengt
     const exact = countTokens(s);
     const err = Math.abs(estimateTokens(s) - exact) / exact;
     assert.ok(err <= 0.1, `${(err * 100).toFixed(1)}% off on ${JSON.stringify(s.slice(0, 40))}: ${estimateTokens(s)} vs ${exact}`);
+  }
+});
+
+test("the prebuilt trie file gives the trie it was written from; a damaged file is rebuilt, not trusted", () => {
+  const built = buildO200kVocab();
+  const dir = mkdtempSync(join(tmpdir(), "lethe-vocab-"));
+  try {
+    const file = join(dir, "o200k-letters.bin");
+    const bytes = serializeVocab(built);
+    writeFileSync(file, bytes);
+    const read = readVocab(file)!;
+    assert.ok(read);
+    assert.deepEqual(read.alpha, built.alpha);
+    assert.deepEqual(read.table, built.table);
+    assert.deepEqual(read.root, built.root);
+    assert.deepEqual(read.ascii2, built.ascii2);
+    // Truncated, or another format: undefined (the caller builds from gpt-tokenizer instead).
+    writeFileSync(file, bytes.subarray(0, bytes.length - 8));
+    assert.equal(readVocab(file), undefined);
+    const other = Buffer.from(bytes);
+    other.writeUInt32LE(0x12345678, 0);
+    writeFileSync(file, other);
+    assert.equal(readVocab(file), undefined);
+    assert.equal(readVocab(join(dir, "missing.bin")), undefined);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });
