@@ -13,6 +13,9 @@ import { fileURLToPath } from "node:url";
 import { CAP_BYTES, MIN_DOC_CHARS, loadAll, loadUnseen, type Category, type UnseenDoc } from "./tokens-material.ts";
 import { countTokens } from "../src/tokens/exact.ts";
 import { estimateTokens } from "../src/tokens/estimate.ts";
+// A peer for comparison on the held-out material only (a devDependency): tokenx's
+// estimateTokenCount, a much simpler per-script heuristic.
+import { estimateTokenCount as tokenx } from "tokenx";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const argv = process.argv.slice(2);
@@ -125,7 +128,7 @@ const exactAll = { mb_per_s: round(throughput(countTokens, allDocs, PLAN.exact.t
 // "held" documents are reported as held-out: no calibration ever saw their sources.
 const unseen: UnseenDoc[] = loadUnseen(unseenFile);
 const unseenExact = unseen.map((d) => countTokens(d.text));
-interface Group { docs: number; bytes: number; exact_tokens: number; estimator: ErrStats; chars4: ErrStats; sources: string[] }
+interface Group { docs: number; bytes: number; exact_tokens: number; estimator: ErrStats; chars4: ErrStats; tokenx: ErrStats; sources: string[] }
 function group(sel: (d: UnseenDoc) => boolean): Group {
   const idx = unseen.map((d, i) => (sel(d) ? i : -1)).filter((i) => i >= 0);
   const exact = idx.map((i) => unseenExact[i]!);
@@ -139,6 +142,7 @@ function group(sel: (d: UnseenDoc) => boolean): Group {
     exact_tokens: exact.reduce((a, b) => a + b, 0),
     estimator: stats(estimateTokens),
     chars4: stats(chars4),
+    tokenx: stats((t) => tokenx(t)),
     sources: [...new Set(idx.map((i) => unseen[i]!.source))],
   };
 }
@@ -213,14 +217,14 @@ const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.le
 const line = (r: string[]): string => r.map((x, i) => (i === 0 ? x.padEnd(widths[i]!) : x.padStart(widths[i]!))).join("  ");
 console.log(line(head));
 for (const r of rows) console.log(line(r));
-const gline = (name: string, g: Group): string[] => [name, String(g.docs), (g.bytes / 1e6).toFixed(2), g.estimator.mean_abs_err_pct.toFixed(2), g.estimator.sum_err_pct.toFixed(1), g.estimator.worst_doc_err_pct.toFixed(1), g.chars4.mean_abs_err_pct.toFixed(2), g.chars4.sum_err_pct.toFixed(1), g.chars4.worst_doc_err_pct.toFixed(1)];
+const gline = (name: string, g: Group): string[] => [name, String(g.docs), (g.bytes / 1e6).toFixed(2), g.estimator.mean_abs_err_pct.toFixed(2), g.estimator.sum_err_pct.toFixed(1), g.estimator.worst_doc_err_pct.toFixed(1), g.chars4.mean_abs_err_pct.toFixed(2), g.chars4.sum_err_pct.toFixed(1), g.chars4.worst_doc_err_pct.toFixed(1), g.tokenx.mean_abs_err_pct.toFixed(2), g.tokenx.sum_err_pct.toFixed(1)];
 const hrows = [
   gline("HELD-OUT all", heldOut.overall as unknown as Group),
   ...Object.entries(heldOut.kinds).map(([k, g]) => gline(`kind ${k}`, g)),
   ...Object.entries(heldOut.families).map(([k, g]) => gline(`family ${k}`, g)),
   gline("(unseen, fit sources)", unseenFit.overall as unknown as Group),
 ];
-const hhead = ["held_out", "docs", "MB", "est mae%", "est sum%", "est worst%", "c/4 mae%", "c/4 sum%", "c/4 worst%"];
+const hhead = ["held_out", "docs", "MB", "est mae%", "est sum%", "est worst%", "c/4 mae%", "c/4 sum%", "c/4 worst%", "tokenx mae%", "tokenx sum%"];
 const hw = hhead.map((h, i) => Math.max(h.length, ...hrows.map((r) => r[i]!.length)));
 console.log("\n" + hhead.map((x, i) => (i === 0 ? x.padEnd(hw[i]!) : x.padStart(hw[i]!))).join("  "));
 for (const r of hrows) console.log(r.map((x, i) => (i === 0 ? x.padEnd(hw[i]!) : x.padStart(hw[i]!))).join("  "));
