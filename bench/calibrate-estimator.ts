@@ -165,7 +165,6 @@ function fitL1(pin: Map<number, number>, use: Set<number>): Float64Array {
     // must still round to a token.
     floor(W.RARE, 0.5);
     if (x[W.APOS_REST]! > 1) (pin.set(W.APOS_REST, 1), (changed = true));
-    if (x[W.APOS]! > 1) (pin.set(W.APOS, 1), (changed = true));
     if (!changed) break;
     x = fit(pin, use);
     for (let r = 0; r < 30 && nonNegative(); r++) x = fit(pin, use);
@@ -202,6 +201,9 @@ for (const k of [W.HAN, W.CJK_START, W.CJK_AFTER_SYM, W.HANGUL_START]) pin.set(k
 // token, a pytest banner's "============" too); a fit put the 3rd to 8th at 0.63 each (5 tokens
 // for "========"), soaking up what other runs of punctuation cost. Set by hand likewise.
 pin.set(W.REPEAT_LONG, 0.15);
+// An apostrophe after a word is charged nothing until the next char shows it is no contraction
+// (then APOS_REST): "don'" must not cost more than "don't", which is one token.
+pin.set(W.APOS, 0);
 pin.set(W.RULER, 0.05);
 pin.set(W.RULER_LONG, 0.02);
 const x = fitL1(pin, main);

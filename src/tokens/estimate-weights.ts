@@ -14,7 +14,7 @@ export const W = {
   HAN: 8, // each han char before any kana in the text (Chinese)
   HANGUL: 9, // each hangul syllable
   CJK_START: 10, // extra per kana/han piece
-  APOS: 11, // an apostrophe right after a letter ("don't", "it's": the suffix takes it over)
+  APOS: 11, // an apostrophe right after a letter, until the next char is known ("don't": none)
   APOS_REST: 12, // ... when no contraction follows it ("'key']": the apostrophe is a token)
   REPEAT_LETTER: 13, // in a base64-like run, a letter equal to the two before it ("AAAAAAAA")
   CONTROL: 14, // each control char (ESC of terminal colours)
@@ -44,17 +44,17 @@ export const W = {
 // material (least absolute relative error per document, every category weighing the same), the
 // CJK ones on CJK runs alone, a few by hand (noted). Zeros are real: that char adds nothing.
 const FITTED = {
-  WS: 0.93, // every whitespace run is a single token
-  NL: 1.11, // "\n", "\n\n", "  \n" likewise
-  NL_AFTER_PUNCT: 0.13, // "{\n", ");\n", "',\n" are single tokens
-  DIGITS: 1.06, // each 1–3 digit group is a token (a bit more: numbers come with separators)
-  SYM: 0.97, // "→", "—", "│": one token each (all multi-byte)
-  SYM_NEXT: 1.03, // "├──", "…)": a further one, about a token too
-  EMOJI: 1.42, // astral chars are 4 UTF-8 bytes: often 2 tokens
+  WS: 0.95, // every whitespace run is a single token
+  NL: 1.1, // "\n", "\n\n", "  \n" likewise
+  NL_AFTER_PUNCT: 0.08, // "{\n", ");\n", "',\n" are single tokens
+  DIGITS: 1.03, // each 1–3 digit group is a token (a bit more: numbers come with separators)
+  SYM: 1.02, // "→", "—", "│": one token each (all multi-byte)
+  SYM_NEXT: 1.24, // "├──", "…)": a further one, about a token too
+  EMOJI: 1.82, // astral chars are 4 UTF-8 bytes: often 2 tokens
   RARE: 0.5, // Tamil, Gurmukhi, Khmer, Myanmar, ...: per char wherever it is
-  VOCAB: 1.01, // a letter piece costs the tokens o200k's vocabulary spells it in ...
-  VOCAB_MISS: 1.93, // ... and a char that begins no token of it (a rare letter) about its UTF-8 bytes
-  BYTE_SCRIPT: 3, // Lao ~2, Ethiopic ~2.3, Tifinagh 3 tokens per char
+  VOCAB: 1, // a letter piece costs the tokens o200k's vocabulary spells it in ...
+  VOCAB_MISS: 2.17, // ... and a char that begins no token of it (a rare letter) about its UTF-8 bytes
+  BYTE_SCRIPT: 3.15, // Lao ~2, Ethiopic ~2.3, Tifinagh 3 tokens per char
   // The per-char CJK weights come from a fit on the CJK runs alone (bench/calibrate-estimator.ts).
   KANA: 0.57, // hiragana: okurigana and particles merge with little
   KATAKANA: 0.66, // loanwords: common ones merge in pairs or threes
@@ -67,19 +67,19 @@ const FITTED = {
   DIGITS_AFTER_LETTER: 0.99, // hex digests and ids: each digit group is a piece of its own
   VLQ: 0.73, // source maps' mappings ("AAAA,SAAS;"): ~2.8 tokens per 4-char segment, separator included
   VLQ_SEP: 0,
-  APOS: 0.95, // "'key'": the apostrophe is a token of its own (in "don't" the "'t" piece takes it over)
-  APOS_REST: 0,
+  APOS: 0, // an apostrophe after a word: nothing until the next char says ("don't" is one token) ...
+  APOS_REST: 0.79, // ... and a token when no contraction follows ("'key'")
   REPEAT_LETTER: 0.13, // "AAAAAAAA" (base64 of zeros) is one token
-  CONTROL: 1.99, // ESC of terminal colours: "\u001b" "[" "36" "m" are 4 tokens
+  CONTROL: 1.8, // ESC of terminal colours: "\u001b" "[" "36" "m" are 4 tokens
   RANDOM: 0.49, // base64 and ids: ~1.5 chars per token overall ...
   RANDOM_SWITCH: 0.28, // ... more where case and digits alternate
-  REPEAT_PUNCT: 0.44, // "^^^^", "((((": short merges only
+  REPEAT_PUNCT: 0.22, // "^^^^", "((((": short merges only
   REPEAT_LONG: 0.15, // by hand: 1,000 "^" are 125 tokens, ";" 63, "," 250
   RULER: 0.05, // by hand: "=====", "-----", "#####" up to ~16 chars are one token
   RULER_LONG: 0.02, // by hand: 1,000 "=" or "-" are 16 tokens
-  ESCAPE: 0.38, // "\n" in a JSON string is a token; "\nimport" is two
+  ESCAPE: 0.34, // "\n" in a JSON string is a token; "\nimport" is two
   // The 1st, 2nd, 3rd and further chars of a punctuation run: "(", "()", "());" are 1 token each.
-  PUNCT: [0.94, 0.07, 0, 0.69],
+  PUNCT: [0.98, 0.03, 0, 0.71],
 };
 
 /** The fitted weights as a vector (the default for estimateWith). */

@@ -150,6 +150,9 @@ export function estimateWith(text: string, w: Float64Array, replace = false): nu
   // The letter piece being read (its lead char included) and the total before it: when it ends
   // its cost is replaced by its tokens in the vocabulary (greedy longest match).
   let pieceStart = -1, pieceT0 = -0;
+  // An apostrophe right after a piece, waiting for the next char: a contraction ("don't", "it's",
+  // "we'll") is one piece with the word before it in o200k's split. Its index and the total before it.
+  let aposAt = -1, tApos = -0;
   let nRuns = 0; // entries used in RUNS
   const n = text.length;
   for (let i = 0; i < n; i++) {
@@ -182,7 +185,21 @@ export function estimateWith(text: string, w: Float64Array, replace = false): nu
       continue;
     }
     if (k === LOWSUR) continue;
-    if (pieceStart >= 0 && !(isLetterClass(prev) && !esc && (k <= UPPER || (k >= XLAT && k <= XIND)) && !(k === UPPER && (prev === LOWER || prev === XLAT || prev === XGRC || prev === XCYR || prev === XCYR2)))) {
+    let contraction = false;
+    if (aposAt >= 0) {
+      contraction = k <= UPPER && isContractionLetter(c);
+      if (!contraction) {
+        // Not a contraction: the piece ended before the apostrophe, which keeps its own charge.
+        t = pieceT0 + greedyTokens(v, text, pieceStart, aposAt, false, wVocab, wVocabMiss) + (t - tApos);
+        pieceStart = -1;
+      }
+      aposAt = -1;
+    }
+    if (k === APOS && pieceStart >= 0 && (prev <= UPPER || (prev >= XLAT && prev <= XIND)) && !(runStart >= 0 && i - runStart >= 20) && !(vlqStart >= 0 && i - vlqStart >= 64)) {
+      // (Not after a long base64-like run: that run's price is settled at this char.)
+      aposAt = i;
+      tApos = t;
+    } else if (pieceStart >= 0 && !contraction && !(isLetterClass(prev) && !esc && (k <= UPPER || (k >= XLAT && k <= XIND)) && !(k === UPPER && (prev === LOWER || prev === XLAT || prev === XGRC || prev === XCYR || prev === XCYR2)))) {
       // The piece ends here: its tokens replace what its chars were charged.
       t = pieceT0 + greedyTokens(v, text, pieceStart, i, false, wVocab, wVocabMiss);
       pieceStart = -1;
@@ -275,9 +292,12 @@ export function estimateWith(text: string, w: Float64Array, replace = false): nu
         }
         // The piece goes on (priced when it ends).
       } else if (aposWord && k <= UPPER && isContractionLetter(c)) {
-        // "don't", "it's": the suffix ("'t") is a piece of its own in the vocabulary.
-        pieceStart = at - 1;
-        pieceT0 = t - lastPunct;
+        // "don't", "it's": the suffix goes on with the piece before the apostrophe (kept open
+        // above), or, where there was none, starts one at the apostrophe.
+        if (pieceStart < 0) {
+          pieceStart = at - 1;
+          pieceT0 = t - lastPunct;
+        }
       } else if (k <= UPPER && prev === PUNCT && lastCode === 0x5c && pl === 1 && !plSpace) {
         own = wEscape; // "\\n", "\\t": the next letter starts a word of its own
         esc = true;
@@ -350,6 +370,11 @@ export function estimateWith(text: string, w: Float64Array, replace = false): nu
   // compiler's loop code into a deoptimization loop.
   // Each extra is added to t on its own: a sum of the extras is speculated to be a small integer
   // (they are 0 for most texts) and deoptimizes the whole scan whenever one is not.
+  if (aposAt >= 0) {
+    // The text ends in the apostrophe: the piece before it may yet grow into a contraction.
+    t = pieceT0 + greedyTokens(v, text, pieceStart, aposAt, true, wVocab, wVocabMiss) + (t - tApos);
+    pieceStart = -1;
+  }
   if (pieceStart >= 0) t = pieceT0 + greedyTokens(v, text, pieceStart, n, true, wVocab, wVocabMiss);
   const t1 = t;
   t += randomRunExtra(text, runStart >= 0 ? runStart : n, n, t1 - runT0, w, replace);

@@ -26,8 +26,9 @@ export interface Vocab {
   mask: number;
 }
 
-/** Tokens the trie holds: letters with at most one leading non-letter char, or that char alone. */
-const LETTER_TOKEN = /^[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+$|^[^\r\n\p{L}\p{N}]$/u;
+/** Tokens the trie holds: letters with at most one leading non-letter char and perhaps a
+ * contraction ("don't", " we'll": o200k's split keeps them with the word), or that char alone. */
+const LETTER_TOKEN = /^[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+(?:'(?:[stdmSTDM]|re|ve|ll|RE|VE|LL))?$|^[^\r\n\p{L}\p{N}]$/u;
 /** CJK and hangul are priced per char by the scan, never as letter pieces. */
 const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
 
