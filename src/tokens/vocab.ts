@@ -8,6 +8,7 @@
 // words — brought every letter-heavy family within 3% in the first measurement.
 //
 // The trie of o200k's own tokens is loaded by ./vocab-o200k.ts.
+
 /**
  * The trie. Node 0 is the root; a child is found by hashing (node, char index) into one
  * open-addressed typed array of (key, value) pairs: no object per node (320k nodes), one multiply
