@@ -233,7 +233,9 @@ export function estimateWith(text: string, w: Float64Array, replace = false): nu
       }
       vlqStart = -1;
     }
-    if (aposWord && !((k === LOWER || k === UPPER) && isContractionLetter(c))) t += wAposRest;
+    // An apostrophe after a word is a token of its own only when no letter follows: a contraction
+    // keeps it in the word's piece, any other letter takes it as its lead ("O'Brien", "'a'a").
+    if (aposWord && !(k <= UPPER || (k >= XLAT && k <= XIND))) t += wAposRest;
     if (k === SPACE) {
       // A whitespace run is priced when the char after it is known.
       sp++;
