@@ -36,7 +36,7 @@ export { W } from "./estimate-weights.ts";
 // scan ran ~50% more instructions). The helpers below stay in this file for the same reason.
 const {
   APOS, CLASS, CONTROL, DIGIT, EMOJI, HAN, HANGUL, KANA, KATA, LOWER, LOWSUR,
-  NEWLINE, PUNCT, SLASHPLUS, SPACE, SYM, UPPER, XBYTE, XCYR, XCYR2, XGRC, XIND, XLAT, XOTH, XRARE,
+  NEWLINE, PUNCT, SLASHPLUS, SPACE, SYM, UPPER, XBYTE, XCYR, XCYR2, XGRC, XIND, XLAT, XRARE,
 } = classes;
 const { W, WEIGHTS } = weights;
 
@@ -44,6 +44,12 @@ const { W, WEIGHTS } = weights;
 const isRuler = (c: number): boolean =>
   c === 0x3d || c === 0x2d || c === 0x23 || c === 0x2a || c === 0x2e || c === 0x2f || c === 0x5f || c === 0x7e || c === 0x2b || c === 0x25 || c === 0x2500;
 const isLetterClass = (k: number): boolean => k <= UPPER || (k >= XLAT && k <= XBYTE);
+/** A letter that goes into letter pieces (the rare scripts are priced per char instead). */
+const isPieceLetter = (k: number): boolean => k <= UPPER || (k >= XLAT && k <= XIND);
+/** Whether a piece letter of class `k` continues the piece of the char before it: not after an
+ * escape's letter ("\\nfoo"), not at a small→capital change ("get|Element"). */
+const continuesPiece = (k: number, prev: number, afterEscape: boolean): boolean =>
+  isLetterClass(prev) && !afterEscape && !(k === UPPER && (prev === LOWER || prev === XLAT || prev === XGRC || prev === XCYR || prev === XCYR2));
 const isPunctClass = (k: number): boolean => k === SLASHPLUS || (k >= PUNCT && k <= CONTROL);
 
 function isContractionLetter(c: number): boolean {
@@ -195,11 +201,11 @@ export function estimateWith(text: string, w: Float64Array, replace = false): nu
       }
       aposAt = -1;
     }
-    if (k === APOS && pieceStart >= 0 && (prev <= UPPER || (prev >= XLAT && prev <= XIND)) && !(runStart >= 0 && i - runStart >= 20) && !(vlqStart >= 0 && i - vlqStart >= 64)) {
+    if (k === APOS && pieceStart >= 0 && isPieceLetter(prev) && !(runStart >= 0 && i - runStart >= 20) && !(vlqStart >= 0 && i - vlqStart >= 64)) {
       // (Not after a long base64-like run: that run's price is settled at this char.)
       aposAt = i;
       tApos = t;
-    } else if (pieceStart >= 0 && !contraction && !(isLetterClass(prev) && !esc && (k <= UPPER || (k >= XLAT && k <= XIND)) && !(k === UPPER && (prev === LOWER || prev === XLAT || prev === XGRC || prev === XCYR || prev === XCYR2)))) {
+    } else if (pieceStart >= 0 && !contraction && !(isPieceLetter(k) && continuesPiece(k, prev, esc))) {
       // The piece ends here: its tokens replace what its chars were charged.
       t = pieceT0 + greedyTokens(v, text, pieceStart, i, false, wVocab, wVocabMiss);
       pieceStart = -1;
@@ -235,7 +241,7 @@ export function estimateWith(text: string, w: Float64Array, replace = false): nu
     }
     // An apostrophe after a word is a token of its own only when no letter follows: a contraction
     // keeps it in the word's piece, any other letter takes it as its lead ("O'Brien", "'a'a").
-    if (aposWord && !(k <= UPPER || (k >= XLAT && k <= XIND))) t += wAposRest;
+    if (aposWord && !isPieceLetter(k)) t += wAposRest;
     if (k === SPACE) {
       // A whitespace run is priced when the char after it is known.
       sp++;
@@ -286,8 +292,8 @@ export function estimateWith(text: string, w: Float64Array, replace = false): nu
     absorbNl = false;
     const at = i; // (the digit branch moves i to the end of the digit run)
     let own = -0; // this char's own cost
-    if (k <= UPPER || (k >= XLAT && k <= XIND)) {
-      if (isLetterClass(prev) && !escaped && !(k === UPPER && (prev === LOWER || prev === XLAT || prev === XGRC || prev === XCYR || prev === XCYR2))) {
+    if (isPieceLetter(k)) {
+      if (continuesPiece(k, prev, escaped)) {
         if (pieceStart < 0) {
           pieceStart = at; // after a char priced on its own (Tamil, Lao, ...)
           pieceT0 = t;
@@ -333,7 +339,7 @@ export function estimateWith(text: string, w: Float64Array, replace = false): nu
         pl = 1;
         plSpace = led;
       }
-      aposWord = k === APOS && pl === 1 && !plSpace && (prev <= UPPER || (prev >= XLAT && prev <= XIND));
+      aposWord = k === APOS && pl === 1 && !plSpace && isPieceLetter(prev);
       if (same >= 3) own = isRuler(c) ? (same > 8 ? wRulerLong : wRuler) : same > 8 ? wRepeatLong : wRepeatPunct;
       else if (aposWord) own = wApos;
       else if (k === CONTROL) own = wControl;
