@@ -30,14 +30,16 @@ function writeSession(dir: string) {
   writeFileSync(join(s, "transcript.jsonl"), `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`);
 }
 
-/** A GET with the path exactly as given (fetch would normalise it). */
-function rawGet(url: string, path: string, method = "GET"): Promise<{ status: number; body: string }> {
+/** A GET with the path exactly as given (fetch would normalise it); `headers.host` null sends none. */
+function rawGet(url: string, path: string, method = "GET", headers: Record<string, string | null> = {}): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
   const u = new URL(url);
+  const { host, ...rest } = headers;
+  const h = host === undefined ? rest : host === null ? rest : { ...rest, host };
   return new Promise((resolve, reject) => {
-    const req = request({ host: u.hostname, port: u.port, path, method }, (res) => {
+    const req = request({ host: u.hostname, port: u.port, path, method, headers: h as Record<string, string>, setHost: host === undefined }, (res) => {
       let body = "";
       res.on("data", (d) => (body += d));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
     });
     req.on("error", reject);
     req.end();
@@ -54,7 +56,7 @@ test("the viewer: the page, its assets and the API; search reaches archived tool
       const page = await rawGet(v.url, "/");
       assert.equal(page.status, 200);
       assert.doesNotMatch(page.body, /https?:\/\/(?!127\.0\.0\.1)/, "no external fonts, scripts or styles");
-      for (const a of ["/assets/uplot.js", "/assets/uplot.css", "/assets/view.js"]) assert.equal((await rawGet(v.url, a)).status, 200, a);
+      for (const a of ["/assets/uplot.js", "/assets/uplot.css", "/assets/view.js", "/assets/view.css"]) assert.equal((await rawGet(v.url, a)).status, 200, a);
       const session = JSON.parse((await rawGet(v.url, "/api/session")).body);
       assert.equal(session.entries.filter((e: any) => e.name === "request").length, 2);
       assert.equal(session.entries.filter((e: any) => e.type === "boundary").length, 1);
@@ -88,6 +90,84 @@ test("the viewer: the page, its assets and the API; search reaches archived tool
       // An id that names a file outside the session is simply not an item.
       assert.equal((await rawGet(v.url, "/api/item?id=../../../../etc/passwd")).status, 404);
       assert.equal((await rawGet(v.url, "/api/session", "POST")).status, 405, "read-only");
+    } finally {
+      await v.close();
+    }
+  } finally {
+    ws.cleanup();
+  }
+});
+
+// DNS rebinding: a page on evil.com whose name now resolves to 127.0.0.1 reaches the viewer with
+// its own name in Host; a foreign page's requests carry its Origin.
+test("the viewer answers only its own Host (421 otherwise, every path) and its own Origin (403 otherwise); headers keep other origins out", async () => {
+  const ws = makeWorkspace();
+  try {
+    writeSession(ws.dir);
+    const v = await startViewer(sessionPaths(ws.dir, ID));
+    try {
+      const port = Number(new URL(v.url).port);
+      const paths = ["/", "/index.html", "/assets/uplot.js", "/assets/uplot.css", "/assets/view.js", "/assets/view.css", "/api/session", "/api/entries", "/api/search?q=logs", "/api/item?id=toolu_big", "/nowhere"];
+      const badHosts: (string | null)[] = [
+        null,
+        "",
+        "evil.com",
+        `evil.com:${port}`,
+        `127.0.0.1.evil.com:${port}`,
+        `localhost.:${port}`,
+        `localhost.evil.com:${port}`,
+        `127.0.0.1:${port}.evil.com`,
+        `127.0.0.1:${port + 1}`,
+        `127.0.0.1`,
+        `localhost`,
+        `[::1]:${port}`,
+        `0.0.0.0:${port}`,
+        `127.0.0.2:${port}`,
+        `127.1:${port}`,
+        `2130706433:${port}`,
+        `127.0.0.1:0${port}`,
+        `127.0.0.1:${port}@evil.com`,
+      ];
+      for (const path of paths) {
+        for (const host of badHosts) {
+          const r = await rawGet(v.url, path, "GET", { host });
+          assert.equal(r.status, 421, `${path} with Host ${JSON.stringify(host)}: ${r.status}`);
+          assert.equal(r.body.trim().split("\n").length, 1, r.body);
+          assert.doesNotMatch(r.body, /Look at the logs|toolu_big|lethe session/);
+        }
+      }
+      for (const host of [`127.0.0.1:${port}`, `localhost:${port}`]) {
+        for (const path of paths.slice(0, -1)) assert.equal((await rawGet(v.url, path, "GET", { host })).status, 200, `${path} with Host ${host}`);
+      }
+
+      // Another origin's request is refused; the viewer's own is served.
+      for (const origin of ["http://evil.com", `http://evil.com:${port}`, "null", `http://localhost:${port}`, `https://127.0.0.1:${port}`, `http://127.0.0.1:${port + 1}`]) {
+        for (const path of ["/", "/api/entries", "/assets/view.js"]) {
+          const r = await rawGet(v.url, path, "GET", { origin });
+          assert.equal(r.status, 403, `${path} from ${origin}: ${r.status}`);
+          assert.doesNotMatch(r.body, /Look at the logs|toolu_big/);
+        }
+      }
+      assert.equal((await rawGet(v.url, "/assets/view.js", "GET", { origin: `http://127.0.0.1:${port}` })).status, 200, "the page's module script sends its origin");
+      assert.equal((await rawGet(v.url, "/api/entries", "GET", { host: `localhost:${port}`, origin: `http://localhost:${port}` })).status, 200);
+      for (const m of ["POST", "PUT", "DELETE", "OPTIONS", "PATCH"]) assert.equal((await rawGet(v.url, "/api/entries", m)).status, 405, m);
+
+      // The headers, on the page, the API and the refusals alike.
+      const page = await rawGet(v.url, "/");
+      const responses = [page, await rawGet(v.url, "/api/entries"), await rawGet(v.url, "/nowhere"), await rawGet(v.url, "/", "GET", { host: "evil.com" }), await rawGet(v.url, "/", "GET", { origin: "http://evil.com" }), await rawGet(v.url, "/", "OPTIONS")];
+      for (const r of responses) {
+        assert.equal(r.headers["access-control-allow-origin"], undefined);
+        assert.equal(r.headers["x-content-type-options"], "nosniff");
+        assert.equal(r.headers["x-frame-options"], "DENY");
+        assert.equal(r.headers["referrer-policy"], "no-referrer");
+        assert.equal(r.headers["cross-origin-resource-policy"], "same-origin");
+        assert.equal(r.headers["cross-origin-opener-policy"], "same-origin");
+      }
+      const csp = String(page.headers["content-security-policy"] ?? "");
+      for (const d of ["default-src 'none'", "script-src 'self'", "style-src 'self'", "connect-src 'self'", "frame-ancestors 'none'", "base-uri 'none'", "form-action 'none'"]) assert.ok(csp.includes(d), `${d} in ${csp}`);
+      assert.doesNotMatch(csp, /unsafe-|\*|https?:/, csp);
+      // The CSP allows no inline script or style, so the page has none.
+      assert.doesNotMatch(page.body, /<script(?![^>]*\ssrc=)|<style|\sstyle=|\son[a-z]+=/i);
     } finally {
       await v.close();
     }

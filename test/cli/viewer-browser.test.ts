@@ -50,7 +50,15 @@ test("viewer in chromium: one chart marker per boundary, a summary opens to its 
       page.on("request", (q) => {
         if (!q.url().startsWith(viewer.url)) external.push(q.url());
       });
-      await page.goto(viewer.url);
+      // The page runs under its Content-Security-Policy without tripping it.
+      const violations: string[] = [];
+      page.on("console", (m) => {
+        if (/Content.Security.Policy|Refused to/i.test(m.text())) violations.push(m.text());
+      });
+      page.on("pageerror", (e) => violations.push(`page error: ${e.message}`));
+      await page.addInitScript(`document.addEventListener("securitypolicyviolation", (e) => console.error("Content-Security-Policy: " + e.violatedDirective + " " + e.blockedURI));`);
+      const response = await page.goto(viewer.url);
+      assert.match((await response?.allHeaders())?.["content-security-policy"] ?? "", /default-src 'none'/);
       await page.waitForSelector("body[data-ready='1']");
       assert.deepEqual(external, [], "nothing loaded from outside");
       assert.equal(Number(await page.getAttribute("#chart", "data-markers")), boundaries.length, "one marker per boundary");
@@ -72,6 +80,7 @@ test("viewer in chromium: one chart marker per boundary, a summary opens to its 
       const hits = await page.$$eval("#hits .hit", (xs) => xs.map((x) => x.textContent ?? ""));
       assert.ok(hits.some((h) => h.includes(NEEDLE)), hits.join("\n"));
       await page.screenshot({ path: join(shots, "search.png") });
+      assert.deepEqual(violations, [], "no CSP violations, no page errors");
     } finally {
       await browser.close();
       await viewer.close();

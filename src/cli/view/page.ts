@@ -1,8 +1,13 @@
-// The viewer page: one HTML document with its script and styles inline, the chart library from
-// /assets (uPlot, served from the package). No fonts, scripts or styles from anywhere else.
+// The viewer page: one HTML document, its script and styles at /assets/view.js|css, the chart library
+// from /assets (uPlot, served from the package). No fonts, scripts or styles from anywhere else, and
+// nothing inline (no <style>, no style= attributes): the CSP allows only this server's files.
 // Long lists render in pages as they scroll into view, so a 5,000-message session stays usable.
 
-const STYLE = `
+/** A compaction's colour by kind: the chart draws with them, the stylesheet has a class for each. */
+const COLORS: Record<string, string> = { budget: "#8e9aaf", snip: "#f79009", micro: "#12b76a", summarize: "#2f6fed", reactive: "#d92d20", manual: "#7a5af8", subagent: "#0ba5ec" };
+
+/** The page's styles, served as /assets/view.css. */
+export const STYLE = `
 :root { --fg:#1d2330; --muted:#667085; --line:#e4e7ec; --bg:#fff; --panel:#f8f9fb; --accent:#2f6fed; }
 * { box-sizing: border-box; }
 body { margin:0; font:14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color:var(--fg); background:var(--bg); }
@@ -15,7 +20,7 @@ main { display:grid; grid-template-columns:minmax(0,1fr) 380px; gap:0; }
 h2 { font-size:14px; margin:18px 0 8px; text-transform:uppercase; letter-spacing:.04em; color:var(--muted); }
 #chart { min-height:320px; }
 .legend { display:flex; gap:12px; flex-wrap:wrap; font-size:12px; color:var(--muted); margin:6px 0; }
-.legend span::before { content:""; display:inline-block; width:10px; height:10px; border-radius:2px; margin-right:4px; background:var(--c); vertical-align:-1px; }
+.legend span::before { content:""; display:inline-block; width:10px; height:10px; border-radius:2px; margin-right:4px; background:var(--c, #999); vertical-align:-1px; }
 #compactions button { display:block; width:100%; text-align:left; border:1px solid var(--line); background:#fff; border-radius:6px; padding:6px 8px; margin:0 0 6px; cursor:pointer; font:inherit; }
 #compactions button:hover, #compactions button.active { border-color:var(--accent); }
 .kind { display:inline-block; padding:0 6px; border-radius:4px; color:#fff; font-size:12px; margin-right:6px; }
@@ -24,17 +29,22 @@ h2 { font-size:14px; margin:18px 0 8px; text-transform:uppercase; letter-spacing
 .msg { border-bottom:1px solid var(--line); padding:8px 0; }
 .msg .role { font-weight:600; font-size:12px; color:var(--muted); text-transform:uppercase; }
 .msg details summary { cursor:pointer; color:var(--accent); }
-.boundary { margin:10px 0; padding:8px 10px; border-left:4px solid var(--c); background:var(--panel); }
+.boundary { margin:10px 0; padding:8px 10px; border-left:4px solid var(--c, #999); background:var(--panel); }
 .hit { padding:6px 0; border-bottom:1px solid var(--line); font-size:13px; }
 .hit code { background:#fff3c4; }
 input[type=search] { width:100%; padding:6px 8px; border:1px solid var(--line); border-radius:6px; font:inherit; }
 .muted { color:var(--muted); }
 .add { color:#067647; } .del { color:#b42318; }
+.error { color:#b42318; padding:8px 20px; }
+.kind { background:var(--c, #999); }
+${Object.entries(COLORS).map(([k, c]) => `.k-${k} { --c:${c}; }`).join("\n")}
 `;
 
 /** The page's script, served as /assets/view.js (the page allows no inline script). */
 export const SCRIPT = `
-const COLORS = { budget:"#8e9aaf", snip:"#f79009", micro:"#12b76a", summarize:"#2f6fed", reactive:"#d92d20", manual:"#7a5af8", subagent:"#0ba5ec" };
+const COLORS = ${JSON.stringify(COLORS)};
+// A kind's colour is a class (.k-<kind>): a style= attribute would need 'unsafe-inline'.
+const kindClass = (k) => (Object.hasOwn(COLORS, k) ? " k-" + k : "");
 const $ = (s) => document.querySelector(s);
 const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({ "&":"&amp;", "<":"&lt;", ">":"&gt;", '"':"&quot;", "'":"&#39;" })[c]);
 const n = (x) => (typeof x === "number" && x >= 0 ? x.toLocaleString("en-US") : "?");
@@ -64,7 +74,7 @@ function block(b) {
   return "<p class='muted'>[" + esc(b.type) + "]</p>";
 }
 function boundaryHtml(e) {
-  return "<div class='boundary' style='--c:" + (COLORS[e.kind] || "#999") + "' data-boundary='" + e.i + "'><b>" + esc(e.kind) + "</b> compaction: " + n(e.tokens_before) + " → " + n(e.tokens_after) + " tokens <span class='muted'>" + esc(e.ts || "") + "</span></div>";
+  return "<div class='boundary" + kindClass(e.kind) + "' data-boundary='" + e.i + "'><b>" + esc(e.kind) + "</b> compaction: " + n(e.tokens_before) + " → " + n(e.tokens_after) + " tokens <span class='muted'>" + esc(e.ts || "") + "</span></div>";
 }
 function messageHtml(e) {
   const m = e.message || {};
@@ -148,8 +158,8 @@ async function main() {
   } else $("#chart").innerHTML = "<p class='muted'>No request lines in this transcript (written before lethe recorded them).</p>";
   $("#chart").dataset.markers = String(at.length);
   performance.mark("timeline");
-  $("#legend").innerHTML = Object.entries(COLORS).map(([k, c]) => "<span style='--c:" + c + "'>" + k + "</span>").join("");
-  $("#compactions").innerHTML = boundaries.map((b) => "<button data-open='" + b.i + "'><span class='kind' style='background:" + (COLORS[b.kind] || "#999") + "'>" + esc(b.kind) + "</span>" + n(b.tokens_before) + " → " + n(b.tokens_after) + "</button>").join("") || "<p class='muted'>none</p>";
+  $("#legend").innerHTML = Object.keys(COLORS).map((k) => "<span class='" + kindClass(k) + "'>" + k + "</span>").join("");
+  $("#compactions").innerHTML = boundaries.map((b) => "<button data-open='" + b.i + "'><span class='kind" + kindClass(b.kind) + "'>" + esc(b.kind) + "</span>" + n(b.tokens_before) + " → " + n(b.tokens_after) + "</button>").join("") || "<p class='muted'>none</p>";
   const byIndex = new Map(boundaries.map((b) => [String(b.i), b]));
   document.body.addEventListener("click", (ev) => {
     const t = ev.target.closest("[data-open],[data-item],[data-full]");
@@ -170,14 +180,14 @@ async function main() {
   new IntersectionObserver((xs) => { if (xs.some((x) => x.isIntersecting)) renderMore(300); }).observe($("#more"));
   document.body.dataset.ready = "1";
 }
-main().catch((e) => { document.body.insertAdjacentHTML("afterbegin", "<p style='color:#b42318;padding:8px 20px'>" + esc(e.message) + "</p>"); });
+main().catch((e) => { document.body.insertAdjacentHTML("afterbegin", "<p class='error'>" + esc(e.message) + "</p>"); });
 `;
 
 export const PAGE = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>lethe session</title>
 <link rel="stylesheet" href="/assets/uplot.css">
-<style>${STYLE}</style>
+<link rel="stylesheet" href="/assets/view.css">
 </head><body>
 <header><h1 id="title">lethe session</h1><span class="meta" id="meta"></span><span class="meta" id="summary"></span></header>
 <main>

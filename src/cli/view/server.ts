@@ -3,10 +3,13 @@
 // file, so `..`, encoded slashes and absolute paths have nothing to reach (they are 404s).
 //   GET /                     the page
 //   GET /assets/uplot.js|css  the chart library
+//   GET /assets/view.js|css   the page's script and styles
 //   GET /api/session          header, request lines, boundaries (without rebuilt histories)
 //   GET /api/entries          every transcript entry, in order
 //   GET /api/search?q=        search over messages and archived tool results (recall)
 //   GET /api/item?id=&offset= a whole item (a tool result, a message) in slices (recall)
+// Only for itself: a Host other than 127.0.0.1:<port> or localhost:<port> is a 421 (DNS rebinding:
+// evil.com re-pointed at 127.0.0.1 arrives with its own name), another page's Origin a 403.
 import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -14,7 +17,7 @@ import { createRequire } from "node:module";
 import { recall } from "../../session/recall.ts";
 import type { SessionPaths } from "../../session/paths.ts";
 import { loadTranscript } from "../../session/transcript.ts";
-import { PAGE, SCRIPT } from "./page.ts";
+import { PAGE, SCRIPT, STYLE } from "./page.ts";
 
 export interface Viewer {
   url: string;
@@ -25,20 +28,33 @@ export interface Viewer {
 const SEARCH_HITS = 200;
 const ITEM_CHARS = 200_000;
 
+// Everything the page needs comes from this server, and nothing of it is inline (see page.ts).
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+const TEXT = "text/plain; charset=utf-8";
+
 function send(res: ServerResponse, status: number, type: string, body: string | Buffer): void {
   res.writeHead(status, {
     "content-type": type,
     "content-length": Buffer.byteLength(body),
     "cache-control": "no-store",
-    // Everything the page needs comes from this server.
-    "content-security-policy": "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:",
+    "content-security-policy": CSP,
     "x-content-type-options": "nosniff",
+    "x-frame-options": "DENY",
+    "referrer-policy": "no-referrer",
+    "cross-origin-resource-policy": "same-origin",
+    "cross-origin-opener-policy": "same-origin",
   });
   res.end(body);
 }
 
 const json = (res: ServerResponse, v: unknown) => send(res, 200, "application/json; charset=utf-8", JSON.stringify(v));
-const notFound = (res: ServerResponse) => send(res, 404, "text/plain; charset=utf-8", "not found\n");
+const notFound = (res: ServerResponse) => send(res, 404, TEXT, "not found\n");
+
+/** Whether Host names this server exactly: its loopback address or localhost, with its port. */
+function ownHost(host: string | undefined, port: number): host is string {
+  // Browsers leave out the default port.
+  return ["127.0.0.1", "localhost"].some((name) => host === `${name}:${port}` || (port === 80 && host === name));
+}
 
 function asset(name: string): string {
   const require = createRequire(import.meta.url);
@@ -51,11 +67,18 @@ export function startViewer(session: SessionPaths, opts: { port?: number } = {})
     "/assets/uplot.js": ["text/javascript; charset=utf-8", asset("uPlot.iife.min.js")],
     "/assets/uplot.css": ["text/css; charset=utf-8", asset("uPlot.min.css")],
     "/assets/view.js": ["text/javascript; charset=utf-8", SCRIPT],
+    "/assets/view.css": ["text/css; charset=utf-8", STYLE],
   } as const;
   const load = () => loadTranscript(session.transcript);
 
   const handle = (req: IncomingMessage, res: ServerResponse) => {
-    if (req.method !== "GET" && req.method !== "HEAD") return send(res, 405, "text/plain; charset=utf-8", "read-only\n");
+    const port = req.socket.localPort ?? 0;
+    const host = req.headers.host;
+    if (!ownHost(host, port)) return send(res, 421, TEXT, `misdirected request: this server answers only to 127.0.0.1:${port} and localhost:${port}\n`);
+    // A request another page makes (fetch, form, module script) carries its Origin; the page's own may too.
+    const origin = req.headers.origin;
+    if (origin !== undefined && origin !== `http://${host}`) return send(res, 403, TEXT, "forbidden: a request from another origin\n");
+    if (req.method !== "GET" && req.method !== "HEAD") return send(res, 405, TEXT, "read-only\n");
     const raw = req.url ?? "/";
     // The route is the raw path: no decoding, no normalising, so nothing can smuggle a path in.
     const q = raw.indexOf("?");
@@ -89,11 +112,12 @@ export function startViewer(session: SessionPaths, opts: { port?: number } = {})
     return notFound(res);
   };
 
-  const server = createServer((req, res) => {
+  // A request without Host is ours to refuse with 421 (node would answer 400 itself).
+  const server = createServer({ requireHostHeader: false }, (req, res) => {
     try {
       handle(req, res);
     } catch (e) {
-      send(res, 500, "text/plain; charset=utf-8", `${(e as Error).message.split("\n")[0]}\n`);
+      send(res, 500, TEXT, `${(e as Error).message.split("\n")[0]}\n`);
     }
   });
   return new Promise((resolve, reject) => {
