@@ -21,6 +21,8 @@ export interface RunConfig {
   fallbackModel?: string;
   baseUrl?: string;
   apiKey?: string;
+  /** ANTHROPIC_AUTH_TOKEN, read at start (the CLI takes it out of the environment). */
+  authToken?: string;
   contextWindow: number;
   maxOutputTokens: number;
   /** Where the window came from: "flag", "settings", or the model table's "exact" / "prefix" / "default". */
@@ -180,6 +182,7 @@ export function resolveRunConfig(args: CliArgs, env: Env, opts: { cwd?: string; 
     ...(fallbackModel ? { fallbackModel } : {}),
     ...(baseUrl ? { baseUrl } : {}),
     ...(apiKey ? { apiKey } : {}),
+    ...(provider === "anthropic" && env.ANTHROPIC_AUTH_TOKEN?.trim() ? { authToken: env.ANTHROPIC_AUTH_TOKEN.trim() } : {}),
     contextWindow: info.contextWindow,
     maxOutputTokens: info.maxOutputTokens,
     windowSource,

@@ -12,6 +12,8 @@ import { randomUUID } from "node:crypto";
 import { errorLine, oneLine, redact } from "./errors.ts";
 import { costOf, priceOf } from "./pricing.ts";
 import { compactionNotice, createSpinner, PLAIN, windowNotice } from "./render.ts";
+import { suggestedRules } from "./permissions.ts";
+import { rulePaths } from "./rule-paths.ts";
 import { AgentSession, type RunOutcome, createClient } from "./session.ts";
 import type { ModelClient } from "../model/types.ts";
 
@@ -24,11 +26,16 @@ export const HEADLESS_DENIAL_NOTE =
   "[lethe] This session runs headless: no one can answer permission questions, so calls the permission policy does not allow (by default shell commands and file changes) are refused every time. " +
   "Do not try them again. Carry on with the read-only tools (read_file, glob, grep, recall) and, in your final answer, say what you could not do and the exact commands or edits that remain.";
 
-/** What the model and stderr are told when the policy would ask and no one can answer. */
-export function headlessRefusal(mode: string, tool: string, input: unknown): string {
-  const cmd = tool === "bash" ? String((input as { command?: unknown })?.command ?? "").trim().split(/\s+/).slice(0, 2).join(" ") : "";
-  const rule = tool === "bash" ? `Bash(${cmd || "<command>"}:*)` : tool === "write_file" ? "Write" : tool === "edit_file" ? "Edit" : tool;
-  return `Not run: denied by the permission policy (mode ${mode}; headless, so no one can be asked). Allow it with --allowedTools '${rule}', --permission-mode acceptEdits (file edits) or bypassPermissions (everything).`;
+/**
+ * What the model and stderr are told when the policy would ask and no one can answer. The rules it
+ * suggests are ones that can match (one per command of a compound line); a call that asks because
+ * a deny rule could not be checked says so, since no allow rule or mode lets it through.
+ */
+export function headlessRefusal(mode: string, tool: string, input: unknown, reason?: string, workspace?: string): string {
+  if (reason !== undefined) return `Not run: ${reason}; headless, so no one can be asked. Write the command so that what it runs and touches is plain (no variables or substitutions in the command name or file arguments).`;
+  const rules = suggestedRules(tool, input, workspace !== undefined ? { paths: rulePaths(workspace) } : {}).map((r) => r.text);
+  const how = rules.length > 0 ? `--allowedTools '${rules.join(" ")}', ` : "";
+  return `Not run: denied by the permission policy (mode ${mode}; headless, so no one can be asked). Allow it with ${how}--permission-mode acceptEdits (file edits) or bypassPermissions (everything).`;
 }
 
 const line = (stream: NodeJS.WritableStream, obj: unknown) => stream.write(`${redact(JSON.stringify(obj))}\n`);
@@ -101,8 +108,8 @@ export async function runHeadless(cfg: RunConfig, args: CliArgs, prompt: string,
       onEvent,
       onWarning: (m) => io.stderr.write(`lethe: ${redact(m)}\n`),
       // The policy answered "ask", and headless has no one to ask.
-      askPermission: async ({ tool, summary, input }) => {
-        const refusal = headlessRefusal(cfg.policy.mode, tool, input);
+      askPermission: async ({ tool, summary, input, reason }) => {
+        const refusal = headlessRefusal(cfg.policy.mode, tool, input, reason, cfg.workspace);
         if (!deniedNoted) {
           deniedNoted = true;
           io.stderr.write(`lethe: refused ${tool} (${oneLine(summary, 120)}): ${refusal.replace(/^Not run: /, "")}\n`);

@@ -5,6 +5,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs, usageText } from "./args.ts";
 import { UsageError, errorLine, exitCodeOf } from "./errors.ts";
+import { sealCredentials } from "../tools/credentials.ts";
 
 export function version(): string {
   // src/cli/main.ts and dist/cli/main.js both sit two levels below package.json.
@@ -18,6 +19,11 @@ export function version(): string {
   }
   return "0.0.0";
 }
+
+/** The credential variables lethe was started with, sealed away from process.env by run(). */
+let credentials: Record<string, string> = {};
+/** process.env as it was for configuration: with the sealed credentials. */
+const configEnv = (): NodeJS.ProcessEnv => ({ ...process.env, ...credentials });
 
 /** Piped input beyond this is refused: it would not fit a context window anyway. */
 const MAX_STDIN = 4_000_000;
@@ -117,19 +123,19 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (prompt.trim() === "") throw new UsageError('-p needs a prompt: lethe -p "<prompt>" (or pipe it on stdin)');
     // Loaded only now: --help, --version and usage errors stay fast.
     const { resolveRunConfig, discoverWindow } = await import("./config.ts");
-    const cfg = await discoverWindow(resolveRunConfig(args, process.env, { headless: true }));
+    const cfg = await discoverWindow(resolveRunConfig(args, configEnv(), { headless: true }));
     if (cfg.untrusted) process.stderr.write(`${untrustedNotice(cfg.untrusted)}\n`);
     for (const w of cfg.warnings) process.stderr.write(`lethe: ${w}\n`);
     const { runHeadless } = await import("./headless.ts");
     return runHeadless(cfg, args, prompt, { stdout: process.stdout, stderr: process.stderr });
   }
   const { resolveRunConfig } = await import("./config.ts");
-  let cfg = resolveRunConfig(args, process.env, { headless: false });
+  let cfg = resolveRunConfig(args, configEnv(), { headless: false });
   if (cfg.untrusted) {
     if (process.stdin.isTTY && process.stdout.isTTY && (await askTrust(cfg.workspace, cfg.untrusted))) {
       const { rememberTrust } = await import("./trust.ts");
       rememberTrust(cfg.workspace, cfg.userSettingsPath);
-      cfg = resolveRunConfig(args, process.env, { headless: false, trusted: true });
+      cfg = resolveRunConfig(args, configEnv(), { headless: false, trusted: true });
       process.stdout.write(`Trusted ${cfg.workspace} (remembered in ${cfg.userSettingsPath}).\n`);
     } else process.stdout.write(`${untrustedNotice(cfg.untrusted)}\n`);
   }
@@ -147,6 +153,9 @@ function fail(e: unknown): never {
 
 /** Runs the CLI as a program: exits the process with the right code. */
 export async function run(argv: readonly string[] = process.argv.slice(2)): Promise<void> {
+  // First of all, before any child process exists: the keys leave the environment (and, on Linux,
+  // /proc/<pid>/environ), so no command the model runs can read them from lethe.
+  credentials = sealCredentials(process.env).values;
   process.on("uncaughtException", fail);
   process.on("unhandledRejection", fail);
   // A closed pipe on stdout (lethe -p … | head) is not an error worth a trace.

@@ -8,7 +8,6 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { createInterface, type Interface } from "node:readline";
 import { initPrompt } from "../agent/instructions.ts";
-import { alwaysRule } from "./permissions.ts";
 import { type InputFront, appendHistory, attachInput, completeCommand, fromHistoryLine, historyPath, loadHistory, toHistoryLine } from "./input.ts";
 import type { ModelClient } from "../model/types.ts";
 import { listSessions } from "../session/paths.ts";
@@ -130,18 +129,20 @@ export async function runRepl(cfg: RunConfig, args: CliArgs, version: string, io
       onEvent,
       onWarning: (m) => print(s.yellow(`warning: ${redact(m)}`)),
       // Only what the permission policy answers "ask" reaches this question.
-      askPermission: async ({ tool, summary, detail, input }) => {
+      askPermission: async ({ tool, summary, detail, input, reason }) => {
         if (detail) print(tool === "edit_file" ? coloredDiff(detail, s) : s.dim(detail.split("\n").slice(0, 40).join("\n")));
-        const always = alwaysRule(tool, input).text;
-        const k = await askKey(`${s.bold(`Allow ${tool}?`)} ${oneLine(summary, 200)}  ${s.dim(`[y] yes  [n] no  [a] always: ${always}`)} `, controller?.signal);
+        if (reason) print(s.yellow(`asking because ${reason}`));
+        const always = session.alwaysRules(tool, input).join(" ");
+        const k = await askKey(`${s.bold(`Allow ${tool}?`)} ${oneLine(summary, 200)}  ${s.dim(`[y] yes  [n] no${always ? `  [a] always: ${always}` : ""}`)} `, controller?.signal);
         if (k === "\x03") {
           out.write(s.yellow("interrupted\n"));
           controller?.abort();
           return "Not run: the user interrupted (Ctrl-C) at the permission prompt; the command was not run.";
         }
-        out.write(`${k === "y" ? "yes" : k === "a" ? "always" : "no"}\n`);
-        if (k === "a") print(s.dim(`allowed for this session: ${session.allowAlways(tool, input)}`));
-        return k === "y" || k === "a";
+        const yes = k === "y" || (k === "a" && always !== "");
+        out.write(`${k === "y" ? "yes" : yes ? "always" : "no"}\n`);
+        if (k === "a" && yes) print(s.dim(`allowed for this session: ${session.allowAlways(tool, input)}`));
+        return yes;
       },
       onCompactSuggested: async ({ tokens, threshold, full }) => {
         const a = await ask(

@@ -12,7 +12,8 @@ import { loadTranscriptTail } from "../session/transcript-tail.ts";
 import type { Usage } from "../tokens/meter.ts";
 import { createToolset, toolDefinitions } from "../tools/index.ts";
 import type { PermissionRequest, Tool, ToolContext } from "../tools/types.ts";
-import { alwaysRule, decide, hiddenTools } from "./permissions.ts";
+import { decide, hiddenTools, protectingRule, suggestedRules } from "./permissions.ts";
+import { type RulePaths, rulePaths, targetOf } from "./rule-paths.ts";
 import { type AgentEvent, type AgentOptions, type AgentResult, type CompactionRecord, fixedTokensOf, reportCompactions, historyAtFailure, runAgent } from "../agent/loop.ts";
 import { subagentSystemPrompt, systemPrompt } from "../agent/prompt.ts";
 import { type LoadedInstructions, loadInstructions, renderInstructions } from "../agent/instructions.ts";
@@ -42,7 +43,7 @@ export async function createClient(cfg: RunConfig): Promise<ModelClient> {
   const base = { ...(cfg.baseUrl ? { baseURL: cfg.baseUrl } : {}), ...(cfg.idleTimeoutMs !== undefined ? { idleTimeoutMs: cfg.idleTimeoutMs } : {}) };
   if (cfg.provider === "anthropic") {
     const { createAnthropicClient } = await import("../model/anthropic.ts");
-    return createAnthropicClient({ apiKey: cfg.apiKey, ...base });
+    return createAnthropicClient({ apiKey: cfg.apiKey, ...(cfg.authToken ? { authToken: cfg.authToken } : {}), ...base });
   }
   const { createOpenAIClient } = await import("../model/openai.ts");
   return createOpenAIClient({ apiKey: cfg.apiKey, ...base, ...(cfg.reasoningContent ? { reasoningContent: cfg.reasoningContent } : {}) });
@@ -90,6 +91,8 @@ export class AgentSession {
   private runUsage: FullUsage = zeroUsage();
   /** The client for summaries: the same one, with its usage counted. */
   private readonly countingClient: ModelClient;
+  /** The workspace and home path rules are read against. */
+  private readonly rulePaths: RulePaths;
 
   constructor(
     readonly cfg: RunConfig,
@@ -118,6 +121,7 @@ export class AgentSession {
       },
     };
     // A bare deny rule ("Read", "WebFetch") takes the tool out of the model's list altogether.
+    this.rulePaths = rulePaths(cfg.workspace, cfg.home ?? homedir());
     const hidden = hiddenTools(cfg.policy);
     this.toolset = createToolset().filter((t) => !hidden.has(t.name));
     this.tools = toolDefinitions(this.toolset) as ToolDefinition[];
@@ -132,20 +136,35 @@ export class AgentSession {
    * run is recorded (Claude Code's permission_denials) and the model is told why.
    */
   private async checkPermission(req: PermissionRequest): Promise<boolean | string> {
-    const d = decide(this.cfg.policy, req.tool, req.input);
+    const d = decide(this.cfg.policy, req.tool, req.input, { paths: this.rulePaths, ...(req.path !== undefined ? { target: req.path } : {}) });
     let answer: boolean | string;
     if (d.kind === "allow") answer = true;
     else if (d.kind === "deny") answer = `Not run: ${d.reason}.`;
-    else answer = this.ui.askPermission ? await this.ui.askPermission(req) : `Not run: the permission mode ${this.cfg.policy.mode} asks before ${req.tool}, and no one can answer.`;
+    else {
+      const asked = d.reason !== undefined ? { ...req, reason: d.reason } : req;
+      answer = this.ui.askPermission ? await this.ui.askPermission(asked) : `Not run: the permission mode ${this.cfg.policy.mode} asks before ${req.tool}, and no one can answer.`;
+    }
     if (answer !== true) this.permissionDenials.push({ tool_name: req.tool, tool_use_id: req.toolUseId ?? "", tool_input: (req.input ?? {}) as Record<string, unknown> });
     return answer;
   }
 
+  /** The rules "always" would add for this call (none when no rule can allow it). */
+  alwaysRules(tool: string, input: unknown): string[] {
+    return suggestedRules(tool, input, { paths: this.rulePaths }).map((r) => r.text);
+  }
+
   /** "Always" at a permission prompt: allow calls like this one for the rest of the session. */
   allowAlways(tool: string, input: unknown): string {
-    const rule = alwaysRule(tool, input);
-    this.cfg.policy.allow.push(rule);
-    return rule.text;
+    const rules = suggestedRules(tool, input, { paths: this.rulePaths });
+    this.cfg.policy.allow.push(...rules);
+    return rules.map((r) => r.text).join(" ");
+  }
+
+  /** What the read rules (Read, Grep, Glob with a path) say of a real path the tools are about to read. */
+  private readDenied(abs: string): string | undefined {
+    const target = targetOf(this.rulePaths, abs);
+    const rule = protectingRule(this.cfg.policy, this.rulePaths, target, "read");
+    return rule ? `Not run: denied by the permission rule ${rule.text} (the path is ${target.rel ?? abs}).` : undefined;
   }
 
   /** Reads the instruction files again and rebuilds the system prompt (start, /init). */
@@ -220,7 +239,15 @@ export class AgentSession {
       header: { id: paths.id, cwd: this.cfg.workspace, model: this.cfg.model, provider: this.cfg.provider },
     });
     this.engine = this.makeEngine(paths.dir, this.transcript, paths.id);
-    this.ctx = { workspace: this.cfg.workspace, sessionDir: paths.dir, readState: new Map(), todos: [], passEnv: this.cfg.passEnv, askPermission: (req) => this.checkPermission(req) };
+    this.ctx = {
+      workspace: this.cfg.workspace,
+      sessionDir: paths.dir,
+      readState: new Map(),
+      todos: [],
+      passEnv: this.cfg.passEnv,
+      askPermission: (req) => this.checkPermission(req),
+      ...(this.cfg.policy.deny.some((r) => r.spec && ["read_file", "grep", "glob"].includes(r.tool)) ? { readDenied: (abs: string) => this.readDenied(abs) } : {}),
+    };
     this.usage = zeroUsage();
     this.usageByModel = new Map();
     this.compactions = [];

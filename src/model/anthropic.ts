@@ -39,6 +39,8 @@ import {
 export interface AnthropicClientOptions {
   /** Defaults to ANTHROPIC_API_KEY. */
   apiKey?: string;
+  /** A bearer token instead of a key; defaults to ANTHROPIC_AUTH_TOKEN. */
+  authToken?: string;
   /** Defaults to ANTHROPIC_BASE_URL, else the SDK's default. */
   baseURL?: string;
   defaultHeaders?: Record<string, string>;
@@ -242,6 +244,7 @@ export function createAnthropicClient(opts: AnthropicClientOptions = {}): Anthro
   const sdk = new Anthropic({
     // undefined: the SDK reads ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL (and its other credential sources)
     apiKey: opts.apiKey,
+    ...(opts.authToken !== undefined ? { authToken: opts.authToken } : {}),
     baseURL: opts.baseURL,
     defaultHeaders: opts.defaultHeaders,
     maxRetries: opts.maxRetries ?? 0,

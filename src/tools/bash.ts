@@ -8,17 +8,11 @@ import { z } from "zod";
 import type { Tool, ToolOutcome } from "./types.ts";
 import { fail, fmt, formatBytes, refusal, workspaceRoot } from "./util.ts";
 
-/**
- * lethe's own credentials never reach a command the model runs (`env` would put the key in the
- * transcript and the next request). `passEnv` names variables the user lets through anyway.
- */
-export const CREDENTIAL_VARS = /^(ANTHROPIC_API_KEY|ANTHROPIC_AUTH_TOKEN|OPENAI_API_KEY)$/;
+import { childEnv } from "./credentials.ts";
 
-export function childEnv(env: NodeJS.ProcessEnv, passEnv: readonly string[] = []): NodeJS.ProcessEnv {
-  const out: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(env)) if (!CREDENTIAL_VARS.test(k) || passEnv.includes(k)) out[k] = v;
-  return out;
-}
+// lethe's own credentials never reach a command the model runs (`env` would put the key in the
+// transcript and the next request); ./credentials.ts also keeps them out of /proc/<lethe>/environ.
+export { CREDENTIAL_VARS, childEnv } from "./credentials.ts";
 
 export interface BashLimits {
   /** Default 120 s. */

@@ -94,7 +94,7 @@ export const editFileTool: Tool<EditFileInput> = {
 
     const diff = replacementDiff(before, at, oldStr, newStr);
     const count = `${at.length} replacement${at.length === 1 ? "" : "s"}`;
-    const refused = await refusal(ctx, "edit_file", `Edit ${rel} (${count})`, `The user denied permission to edit ${rel}.`, diff.text);
+    const refused = await refusal(ctx, "edit_file", `Edit ${rel} (${count})`, `The user denied permission to edit ${rel}.`, diff.text, abs);
     if (refused) return fail(refused);
     atomicWrite(abs, after, root);
     // The earlier read no longer shows the file; the next read_file returns it fresh.

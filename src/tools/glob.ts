@@ -21,6 +21,8 @@ export type GlobInput = z.infer<typeof schema>;
 /** The folder a search starts from: a real directory inside the workspace. */
 export function searchRoot(ctx: ToolContext, path: string | undefined): { abs: string; rel: string; root: string; isFile: boolean } {
   const r = resolveInWorkspace(ctx, path ?? ".");
+  const denied = ctx.readDenied?.(r.abs);
+  if (denied) throw new ToolError(denied);
   let st;
   try {
     st = statSync(r.abs);
@@ -67,7 +69,7 @@ export function globFiles(ctx: ToolContext, pattern: string, baseAbs: string): G
       continue;
     }
     if (rest === "") {
-      if (st.isFile()) found.set(target, { path: displayPath(root, target), mtimeMs: st.mtimeMs });
+      if (st.isFile() && !ctx.readDenied?.(target)) found.set(target, { path: displayPath(root, target), mtimeMs: st.mtimeMs });
       else if (st.isDirectory()) namedFolder = displayPath(root, target);
       continue;
     }
@@ -80,7 +82,8 @@ export function globFiles(ctx: ToolContext, pattern: string, baseAbs: string): G
       ...(ctx.signal ? { signal: ctx.signal } : {}),
       maxEntries: DEFAULT_MAX_ENTRIES,
       onFile: (e) => {
-        if (!re.test(e.rel) || found.has(e.abs)) return;
+        // A file the read rules keep from the model is not listed either.
+        if (!re.test(e.rel) || found.has(e.abs) || ctx.readDenied?.(e.real)) return;
         let mtimeMs = 0;
         try {
           mtimeMs = statSync(e.real).mtimeMs;

@@ -88,7 +88,8 @@ export const grepTool: Tool<GrepInput> = {
         named: namedSegments(input.glob),
         ...(ctx.signal ? { signal: ctx.signal } : {}),
         onFile: (e) => {
-          if (!filter || filter(e.rel, e.name)) files.push(e);
+          // A file the read rules keep from the model is not searched.
+          if ((!filter || filter(e.rel, e.name)) && !ctx.readDenied?.(e.real)) files.push(e);
         },
       });
       walkCapped = stats.capped;

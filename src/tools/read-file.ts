@@ -138,6 +138,8 @@ function countNewlines(b: Buffer): number {
 
 export function statFile(ctx: ToolContext, path: string): { abs: string; rel: string; st: Stats } {
   const { abs, rel } = resolveInWorkspace(ctx, path);
+  const denied = ctx.readDenied?.(abs);
+  if (denied) throw new ToolError(denied);
   let st: Stats;
   try {
     st = statSync(abs);

@@ -22,6 +22,10 @@ export interface PermissionRequest {
   detail?: string;
   /** The call's validated input and id (set by runToolCall), for rules and for reporting denials. */
   input?: unknown;
+  /** The real path the tool resolved and will write: what path rules are checked against. */
+  path?: string;
+  /** Why the host asks although the mode would allow (a deny rule could not be checked). */
+  reason?: string;
   toolUseId?: string;
 }
 
@@ -40,6 +44,11 @@ export interface ToolContext {
    * refusal, an interrupted prompt).
    */
   askPermission?: (request: PermissionRequest) => Promise<boolean | string>;
+  /**
+   * The host's read rules (`Read(.env)`): given a real path, what the model is told when it may not
+   * read it, else undefined. read_file and edit_file refuse such a file; grep and glob leave it out.
+   */
+  readDenied?: (abs: string) => string | undefined;
   /** Runs a subagent with its own context and compaction; resolves with its final text. */
   runSubagent?: (prompt: string, opts: { description?: string; signal?: AbortSignal }) => Promise<string>;
   /** Credential variables (normally withheld from commands) the user lets through to bash. */

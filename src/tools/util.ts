@@ -134,18 +134,25 @@ export function fdPath(fd: number): string | undefined {
   }
 }
 
-/** Throws (and closes the descriptor) when what was opened is not inside the workspace. */
-export function verifyFd(fd: number, root: string, shown: string): void {
+/**
+ * Throws (and closes the descriptor) when what was opened is not inside the workspace, or not
+ * `expected`: the path the permission rules were checked against.
+ */
+export function verifyFd(fd: number, root: string, shown: string, expected?: string): void {
   const real = fdPath(fd);
-  if (real === undefined || isInside(root, real)) return;
+  if (real === undefined || (isInside(root, real) && (expected === undefined || real === expected))) return;
   closeSync(fd);
-  throw new ToolError(`${shown} is outside the workspace (${root}): the path changed while it was being opened (a symbolic link was swapped in); nothing was read or written`);
+  throw new ToolError(
+    isInside(root, real)
+      ? `${shown}: the path changed while it was being opened (a symbolic link was swapped in, now leading to ${relative(root, real)}); nothing was read or written`
+      : `${shown} is outside the workspace (${root}): the path changed while it was being opened (a symbolic link was swapped in); nothing was read or written`,
+  );
 }
 
-/** Opens `abs` and checks the descriptor, not the name. */
+/** Opens `abs` and checks the descriptor, not the name: it must be `abs` itself. */
 export function openConfined(abs: string, flags: string | number, root: string, shown: string, mode?: number): number {
   const fd = openSync(abs, flags, mode);
-  verifyFd(fd, root, shown);
+  verifyFd(fd, root, shown, abs);
   return fd;
 }
 
@@ -156,6 +163,7 @@ export function openConfined(abs: string, flags: string | number, root: string, 
 export function confinedDir(dir: string, root: string, shown: string): { at(name: string): string; close(): void } {
   if (!PROC) return { at: (name) => `${dir}/${name}`, close: () => {} };
   const fd = openConfined(dir, constants.O_RDONLY | constants.O_DIRECTORY, root, shown);
+  // (openConfined checked it is `dir` itself: the folder whose path the rules were checked on.)
   return {
     at: (name) => `/proc/self/fd/${fd}/${name}`,
     close: () => closeSync(fd),
@@ -217,9 +225,9 @@ export function atomicWrite(abs: string, data: string, root?: string): void {
  * Asks the host before a side effect. undefined when allowed (no askPermission means allowed);
  * otherwise what the model is told: the host's reason, or `deniedText` when the user said no.
  */
-export async function refusal(ctx: ToolContext, tool: string, summary: string, deniedText: string, detail?: string): Promise<string | undefined> {
+export async function refusal(ctx: ToolContext, tool: string, summary: string, deniedText: string, detail?: string, path?: string): Promise<string | undefined> {
   if (!ctx.askPermission) return undefined;
-  const answer = await ctx.askPermission({ tool, summary, ...(detail !== undefined ? { detail } : {}) });
+  const answer = await ctx.askPermission({ tool, summary, ...(detail !== undefined ? { detail } : {}), ...(path !== undefined ? { path } : {}) });
   if (answer === true) return undefined;
   return typeof answer === "string" ? answer : deniedText;
 }

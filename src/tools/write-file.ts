@@ -36,7 +36,7 @@ export const writeFileTool: Tool<WriteFileInput> = {
     const lines = countLines(input.content);
     const summary = `${before ? "Overwrite" : "Create"} ${rel} (${fmt(lines)} lines, ${fmt(bytes)} bytes)`;
     const preview = input.content.length > PREVIEW_CHARS ? `${input.content.slice(0, PREVIEW_CHARS)}\n… [${fmt(input.content.length - PREVIEW_CHARS)} more chars]` : input.content;
-    const refused = await refusal(ctx, "write_file", summary, `The user denied permission to write ${rel}.`, preview);
+    const refused = await refusal(ctx, "write_file", summary, `The user denied permission to write ${rel}.`, preview, abs);
     if (refused) return fail(refused);
     atomicWrite(abs, input.content, root);
     const st = statSync(abs);
