@@ -119,6 +119,8 @@ export async function runAgent(start: readonly Message[], prompt: string | undef
         retry: opts.retry,
         fallbackModel: opts.fallbackModel,
         askPermission: ctx.askPermission,
+        ...(ctx.readDenied ? { readDenied: ctx.readDenied } : {}),
+        ...(ctx.passEnv ? { passEnv: ctx.passEnv } : {}),
         workspace: ctx.workspace,
         parentTranscript: transcript,
         onEvent: emit,

@@ -45,6 +45,9 @@ export interface SubagentParent {
   retry?: RetryOptions;
   fallbackModel?: string;
   askPermission?: ToolContext["askPermission"];
+  /** The parent's read rules and credential pass-through: a subagent is held to the same. */
+  readDenied?: ToolContext["readDenied"];
+  passEnv?: ToolContext["passEnv"];
   workspace: string;
   parentTranscript?: TranscriptWriter;
   onEvent: (e: AgentEvent) => void;
@@ -90,7 +93,15 @@ export function createSubagentRunner(opts: SubagentOptions, parent: SubagentPare
         model: parent.model(),
         system: opts.system,
         toolset,
-        toolContext: { workspace: parent.workspace, sessionDir: dir, readState: new Map(), todos: [], askPermission: parent.askPermission },
+        toolContext: {
+          workspace: parent.workspace,
+          sessionDir: dir,
+          readState: new Map(),
+          todos: [],
+          askPermission: parent.askPermission,
+          ...(parent.readDenied ? { readDenied: parent.readDenied } : {}),
+          ...(parent.passEnv ? { passEnv: parent.passEnv } : {}),
+        },
         transcript,
         maxTurns: opts.maxTurns ?? 50,
         maxOutputTokens: parent.maxOutputTokens,

@@ -360,3 +360,29 @@ test("class 5, respelled commands: under --yes --disallowedTools Bash(rm:*), no 
     ws.cleanup();
   }
 });
+
+test("class 1, through a subagent: the task tool's agent is held to the same read rules", async () => {
+  const ws = makeWorkspace();
+  try {
+    writeFileSync(join(ws.dir, ".env"), `${DOTENV}\n`);
+    const reads = ["src/../.env", ".env", "./.env"];
+    let sub = 0;
+    const fake = await startFake("anthropic", {
+      script: (body: any): Step => {
+        const first = JSON.stringify(body.messages[0]);
+        if (first.includes("SUBTASK")) return sub < reads.length ? { toolUses: [{ name: "read_file", input: { path: reads[sub++] } }] } : { text: "sub done" };
+        return body.messages.length === 1 ? { toolUses: [{ name: "task", input: { prompt: "SUBTASK: read the env file", description: "read env" } }] } : { text: "done" };
+      },
+    });
+    try {
+      const r = await runCli([...providerArgs("anthropic", fake), "--cwd", ws.dir, "--yes", "--disallowedTools", "Read(.env)", "--output-format", "json", "-p", "go"], { env: cliEnv(ws, { ANTHROPIC_API_KEY: "k" }) });
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(sub, reads.length, "the subagent made its attempts");
+      assert.doesNotMatch(JSON.stringify(fake.requests) + readTree(join(ws.dir, ".lethe")), /dotenv-7f3a9c1e/);
+    } finally {
+      await fake.close();
+    }
+  } finally {
+    ws.cleanup();
+  }
+});
