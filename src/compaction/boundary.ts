@@ -4,7 +4,7 @@
 // attachments). Pure: the transcript's uuid lookup is passed in.
 import type { Message } from "../messages/types.ts";
 import { parseLedger } from "./ledger.ts";
-import { persisted, tagOf } from "./tags.ts";
+import { ledgerTag, persisted, restoredFile, tagOf } from "./tags.ts";
 
 export interface RemovedToolResult {
   tool_use_id: string;
@@ -60,10 +60,10 @@ export function boundaryDetails(before: readonly Message[], after: readonly Mess
         const l = parseLedger(b.text);
         carried.ledger = { read: l.read.size, modified: l.modified.size };
       } else {
-        const restored = /^<lethe-restored-file path="([^"]+)"/.exec(b.text);
-        if (restored) carried.restored_files.push(restored[1]!);
+        const restored = restoredFile.path(b.text);
+        if (restored !== undefined) carried.restored_files.push(restored);
         // A snip's note carries the ledger inside its text.
-        if (tag === "lethe_note" && b.text.includes("<lethe-files>")) {
+        if (tag === "lethe_note" && ledgerTag.in(b.text)) {
           const l = parseLedger(b.text);
           carried.ledger = { read: l.read.size, modified: l.modified.size };
         }

@@ -7,7 +7,7 @@ import { blocksOf, resultPlainText, toolResultsOf, toolUsesOf } from "../message
 import type { Message, ToolUseBlock } from "../messages/types.ts";
 import type { TokenCounter } from "../tokens/count.ts";
 import { describeCall } from "./markers.ts";
-import { previousSummaryOf } from "./rebuild.ts";
+import { previousSummaryOf } from "./retain.ts";
 
 interface Outcome {
   use: ToolUseBlock;

@@ -7,7 +7,7 @@ import type { TokenCounter } from "../tokens/count.ts";
 import { type FileLedger, callFiles, ledgerOf, renderLedger } from "./ledger.ts";
 import { carriedWorkOf, renderWorkWithin, workRecordOf } from "./work.ts";
 import { carryAttachments, selectUserMessages, todosOf, userMessagesOf } from "./retain.ts";
-import { CONTINUE_TAG, FILES_RESTORED_TAG, REBUILD_TAG, latestRequest, userMessage } from "./tags.ts";
+import { CONTINUE_TAG, FILES_RESTORED_TAG, REBUILD_TAG, latestRequest, restoredFile, summary, userMessage } from "./tags.ts";
 
 export interface RebuildBudgets {
   /** The user's own messages, newest first (the latest always). */
@@ -51,21 +51,6 @@ export interface RebuildResult {
   userMessagesDropped: number;
 }
 
-const SUMMARY_OPEN = "<summary>";
-const SUMMARY_CLOSE = "</summary>";
-
-/** The summary an earlier rebuild carried, to fold into the next one. */
-export function previousSummaryOf(history: readonly Message[]): string | undefined {
-  for (let i = history.length - 1; i >= 0; i--) {
-    for (const b of blocksOf(history[i]!)) {
-      if (b.type !== "text" || !b.text.startsWith(REBUILD_TAG)) continue;
-      const s = b.text.indexOf(SUMMARY_OPEN);
-      const e = b.text.lastIndexOf(SUMMARY_CLOSE);
-      if (s >= 0 && e > s) return b.text.slice(s + SUMMARY_OPEN.length, e).trim();
-    }
-  }
-  return undefined;
-}
 
 /**
  * Where the verbatim tail starts: the newest whole rounds (starting at an assistant
@@ -122,8 +107,7 @@ function restoreFiles(paths: string[], input: RebuildInput): { blocks: ContentBl
       shown = Math.floor(shown * 0.7);
       body = lines.slice(0, shown).join("\n");
     }
-    const note = shown < lines.length ? ` lines="1-${shown} of ${lines.length}"` : "";
-    const block = `<lethe-restored-file path="${path}"${note}>\n${body}\n</lethe-restored-file>`;
+    const block = restoredFile.render(path, body, shown < lines.length ? `1-${shown} of ${lines.length}` : undefined);
     total += counter.text(block);
     blocks.push({ type: "text", text: block });
     restored.push(path);
@@ -169,7 +153,7 @@ export function rebuild(input: RebuildInput): RebuildResult {
   const head =
     `${REBUILD_TAG} an earlier conversation that was compacted (${input.kind}, ${before.length} messages summarised).${where} ` +
     `use the recall tool to search it or read any part of it. Summary of the conversation so far:]\n\n` +
-    `${SUMMARY_OPEN}\n${input.summary.trim()}\n${SUMMARY_CLOSE}`;
+    summary.render(input.summary);
 
   const blocks: ContentBlock[] = [{ type: "text", text: head }];
   const kept = sel.latest !== undefined && tailTyped.length > 0 ? [...sel.kept, sel.latest] : sel.kept;

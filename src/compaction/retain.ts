@@ -6,7 +6,7 @@ import type { ContentBlock, Message } from "../messages/types.ts";
 import type { TokenCounter } from "../tokens/count.ts";
 import { describeMedia } from "../tokens/media.ts";
 
-import { ATTACHMENTS_TAG, LATEST_REQUEST_PREFIX, REBUILD_TAG, TODO_CLOSE, TODO_TAG, USER_MESSAGE_PREFIX, isLetheText, latestRequest, userMessage } from "./tags.ts";
+import { ATTACHMENTS_TAG, LATEST_REQUEST_PREFIX, REBUILD_TAG, TODO_CLOSE, TODO_TAG, USER_MESSAGE_PREFIX, isLetheText, latestRequest, summary, userMessage } from "./tags.ts";
 
 // The tags live in tags.ts; re-exported for the modules and tests that name them here.
 export { ATTACHMENTS_TAG, LATEST_REQUEST_PREFIX, REBUILD_TAG, TODO_TAG, USER_MESSAGE_PREFIX, isLetheText };
@@ -145,4 +145,16 @@ export function carryAttachments(scope: readonly Message[], budget: number, coun
   }
   const note = `${ATTACHMENTS_TAG}: ${lines.length} in all]\n${lines.join("\n")}`;
   return { blocks: [{ type: "text", text: note }, ...found.filter((b) => keep.has(b))], kept: keep.size, noted: lines.length };
+}
+
+/** The summary an earlier rebuild carried, to fold into the next one. */
+export function previousSummaryOf(history: readonly Message[]): string | undefined {
+  for (let i = history.length - 1; i >= 0; i--) {
+    for (const b of blocksOf(history[i]!)) {
+      if (b.type !== "text" || !b.text.startsWith(REBUILD_TAG)) continue;
+      const found = summary.parse(b.text);
+      if (found !== undefined) return found;
+    }
+  }
+  return undefined;
 }

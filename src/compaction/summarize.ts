@@ -7,7 +7,8 @@ import { blocksOf } from "../messages/blocks.ts";
 import type { Message } from "../messages/types.ts";
 import { type ModelClient, ModelError, type ModelRequest, type ModelResponse, type ToolDefinition } from "../model/types.ts";
 import type { TokenCounter } from "../tokens/count.ts";
-import { previousSummaryOf } from "./rebuild.ts";
+import { previousSummaryOf } from "./retain.ts";
+import { summary } from "./tags.ts";
 
 /** The instruction appended to a summary request (sections, focus, and how to fold in a previous summary). */
 export function summaryInstruction(opts: { focus?: string; hasPrevious: boolean; maxTokens: number }): string {
@@ -68,8 +69,7 @@ export function parseSummary(reply: ModelResponse): string {
   }
   let text = blocks.filter((b) => b.type === "text").map((b) => (b as { text: string }).text).join("\n");
   text = text.replace(/<analysis>[\s\S]*?(<\/analysis>|$)/g, "").trim();
-  const m = /<summary>([\s\S]*?)(<\/summary>|$)/.exec(text);
-  const body = (m ? m[1]! : text).trim();
+  const body = (summary.ofReply(text) ?? text).trim();
   if (body.length < 20) throw new ModelError("invalid_request", "the summary reply was empty");
   return reply.stopReason === "max_tokens" ? `${body}\n[summary cut at its token limit]` : body;
 }

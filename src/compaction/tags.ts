@@ -23,6 +23,12 @@ export const ATTACHMENTS_TAG = "[lethe: attachments from the compacted part of t
 export const FILES_RESTORED_TAG = "[lethe: files recently read, as they are on disk now; re-read before editing if you need more]";
 /** The closing instruction of a rebuilt history. */
 export const CONTINUE_TAG = "[lethe: continue the work from where it stopped";
+/** The summary inside the rebuild note (and what a model's summary reply wraps its notes in). */
+export const SUMMARY_OPEN = "<summary>";
+export const SUMMARY_CLOSE = "</summary>";
+/** A file restored fresh from disk after a summary. */
+export const RESTORED_FILE_OPEN = "<lethe-restored-file";
+export const RESTORED_FILE_CLOSE = "</lethe-restored-file>";
 /** A tool result budget moved to disk. */
 export const PERSISTED_TAG = "<persisted-output>";
 export const PERSISTED_CLOSE = "</persisted-output>";
@@ -41,6 +47,28 @@ export const userMessage = {
 export const latestRequest = {
   render: (text: string): string => `${LATEST_REQUEST_PREFIX}${text}`,
   parse: (block: string): string | undefined => (block.startsWith(LATEST_REQUEST_PREFIX) ? block.slice(LATEST_REQUEST_PREFIX.length) : undefined),
+};
+
+export const summary = {
+  render: (text: string): string => `${SUMMARY_OPEN}\n${text.trim()}\n${SUMMARY_CLOSE}`,
+  /** The summary a rebuild note carries (between the first open and the last close tag). */
+  parse: (block: string): string | undefined => {
+    const s = block.indexOf(SUMMARY_OPEN);
+    const e = block.lastIndexOf(SUMMARY_CLOSE);
+    return s >= 0 && e > s ? block.slice(s + SUMMARY_OPEN.length, e).trim() : undefined;
+  },
+  /** The notes in a model's summary reply: inside <summary>, to its close or the end of a cut reply. */
+  ofReply: (text: string): string | undefined => /<summary>([\s\S]*?)(<\/summary>|$)/.exec(text)?.[1],
+};
+
+export const restoredFile = {
+  render: (path: string, body: string, lines?: string): string => `${RESTORED_FILE_OPEN} path="${path}"${lines !== undefined ? ` lines="${lines}"` : ""}>\n${body}\n${RESTORED_FILE_CLOSE}`,
+  path: (block: string): string | undefined => new RegExp(`^${RESTORED_FILE_OPEN} path="([^"]+)"`).exec(block)?.[1],
+};
+
+export const ledgerTag = {
+  /** Whether a text carries a file ledger (a snip's note carries it inside its own text). */
+  in: (text: string): boolean => text.includes(LEDGER_OPEN),
 };
 
 export const persisted = {

@@ -1,7 +1,6 @@
 // repair()'s second pass: every tool_use answered exactly once, right after it, results first,
 // ids unique. Runs over rows whose roles already alternate (the first pass merged the rest).
-import type { Fix, RepairOptions } from "./repair.ts";
-import { type RepairTable, misplacedOf, pushRow, replaceRow } from "./repair-table.ts";
+import { type Fix, type RepairOptions, type RepairTable, misplacedOf, pushRow, replaceRow } from "./repair-table.ts";
 import type { ContentBlock, ToolResultBlock } from "./types.ts";
 
 /** The text of the error result given to a tool_use that has none. */

@@ -6,6 +6,37 @@
 // map reached only through transitions, which a full collection with no instance alive may clear,
 // and then every optimised function that used it is thrown away (repair ran 3-5× slower after).
 import type { ContentBlock, Message, Role, ToolResultBlock } from "./types.ts";
+import type { ValidateOptions } from "./validate.ts";
+
+// What repair() reports and takes (here, so that repair.ts and repair-pairs.ts both import them
+// from the module below them rather than from each other).
+export type FixKind =
+  | "dropped_empty_text"
+  | "dropped_empty_message"
+  | "dropped_misplaced_tool_use"
+  | "moved_misplaced_tool_result"
+  | "dropped_orphan_tool_result"
+  | "dropped_duplicate_tool_result"
+  | "merged_messages"
+  | "prepended_user_message"
+  | "renamed_duplicate_tool_use_id"
+  | "moved_tool_result_first"
+  | "answered_tool_use";
+
+export interface Fix {
+  kind: FixKind;
+  /** Index in the INPUT history of the message concerned (the first one, for merged messages). */
+  index: number;
+  toolUseId?: string;
+  /** One line, human-readable. */
+  message: string;
+}
+
+export interface RepairOptions extends ValidateOptions {
+  /** Text of the user message prepended when the history starts with an assistant message. */
+  continuationText?: string;
+}
+
 
 /** Shared empty list: most rows have no misplaced results. */
 export const NONE: readonly ToolResultBlock[] = [];

@@ -1,37 +1,11 @@
 // Repair: fix what can be fixed so that validate() reports nothing, without losing text.
 import { dropOrphan, missingResultText, pairToolUses } from "./repair-pairs.ts";
-import { NONE, addMisplaced, appendToRow, hasUse, newTable, pushRow, rowsToMessages } from "./repair-table.ts";
+import { type Fix, NONE, type RepairOptions, addMisplaced, appendToRow, hasUse, newTable, pushRow, rowsToMessages } from "./repair-table.ts";
 import type { ContentBlock, Message, Role, ToolResultBlock } from "./types.ts";
-import { type ValidateOptions, isBlankText, isValid } from "./validate.ts";
+import { isBlankText, isValid } from "./validate.ts";
 
 export { missingResultText };
-
-export type FixKind =
-  | "dropped_empty_text"
-  | "dropped_empty_message"
-  | "dropped_misplaced_tool_use"
-  | "moved_misplaced_tool_result"
-  | "dropped_orphan_tool_result"
-  | "dropped_duplicate_tool_result"
-  | "merged_messages"
-  | "prepended_user_message"
-  | "renamed_duplicate_tool_use_id"
-  | "moved_tool_result_first"
-  | "answered_tool_use";
-
-export interface Fix {
-  kind: FixKind;
-  /** Index in the INPUT history of the message concerned (the first one, for merged messages). */
-  index: number;
-  toolUseId?: string;
-  /** One line, human-readable. */
-  message: string;
-}
-
-export interface RepairOptions extends ValidateOptions {
-  /** Text of the user message prepended when the history starts with an assistant message. */
-  continuationText?: string;
-}
+export type { Fix, FixKind, RepairOptions } from "./repair-table.ts";
 
 export interface RepairResult {
   history: Message[];

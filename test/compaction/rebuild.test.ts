@@ -1,6 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { rebuild, previousSummaryOf, tailStart } from "../../src/compaction/rebuild.ts";
+import { rebuild, tailStart } from "../../src/compaction/rebuild.ts";
+import { previousSummaryOf } from "../../src/compaction/retain.ts";
 import { rebuildBudgets, autoCompactThreshold } from "../../src/compaction/config.ts";
 import { digest } from "../../src/compaction/digest.ts";
 import { ledgerOf } from "../../src/compaction/ledger.ts";

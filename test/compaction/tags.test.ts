@@ -66,3 +66,19 @@ test("the user's own words are never taken for lethe's", () => {
     assert.equal(tagOf(text), undefined, text);
   }
 });
+
+test("the summary and restored files: parse(render(x)) = x; a summary reply's notes are read without its analysis", async () => {
+  const { summary, restoredFile, ledgerTag } = await import("../../src/compaction/tags.ts");
+  fc.assert(
+    fc.property(fc.string({ maxLength: 200 }).filter((s) => !s.includes("</summary>") && s.trim() !== ""), fc.stringMatching(/^[a-z0-9_/.-]{1,40}$/), (text, path) => {
+      assert.equal(summary.parse(`[lethe: note]\n\n${summary.render(text)}`), text.trim());
+      assert.equal(restoredFile.path(restoredFile.render(path, text)), path);
+      assert.equal(restoredFile.path(restoredFile.render(path, text, "1-10 of 20")), path);
+    }),
+    { numRuns: 200 },
+  );
+  assert.equal(summary.ofReply("<analysis>x</analysis><summary>notes</summary>"), "notes");
+  assert.equal(summary.ofReply("<summary>cut off"), "cut off");
+  assert.equal(summary.ofReply("no tags"), undefined);
+  assert.ok(ledgerTag.in(`[lethe: snipped]\n${renderLedger({ read: new Set(["a"]), modified: new Set() })}`));
+});
