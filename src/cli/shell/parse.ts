@@ -102,255 +102,280 @@ const OPERATORS = [";;&", ";;", ";&", "&&", "||", "|&", ";", "&", "|", "\n", "("
 const REDIRECTS = ["&>>", "<<<", "<<-", "&>", ">>", ">|", "<>", "<<", ">&", "<&", ">", "<"];
 
 export function parseShell(line: string): ParsedLine {
-  const commands: SimpleCommand[] = [];
-  const hidden: string[] = [];
-  let unsure: string | undefined;
-  const flag = (why: string) => {
-    unsure ??= why;
-  };
-  let cur: SimpleCommand = { words: [], redirects: [] };
-  /** The word being read, or undefined between words. */
-  let word: Word | undefined;
-  let pendingRedirect: string | undefined;
-  const heredocs: { delim: string; strip: boolean; expand: boolean }[] = [];
-  let forClause = false;
+  return new Reader(line).read();
+}
 
-  const endWord = () => {
-    if (!word) return;
-    const w = word;
-    word = undefined;
-    if (pendingRedirect) {
-      cur.redirects.push({ op: pendingRedirect, target: w });
-      if (pendingRedirect === "<<" || pendingRedirect === "<<-") heredocs.push({ delim: w.text, strip: pendingRedirect === "<<-", expand: !w.quoted });
-      pendingRedirect = undefined;
+interface Heredoc {
+  delim: string;
+  strip: boolean;
+  expand: boolean;
+}
+
+/** One pass over a line: each construct of the shell has a method that consumes it. */
+class Reader {
+  private i = 0;
+  private readonly commands: SimpleCommand[] = [];
+  private readonly hidden: string[] = [];
+  private unsure: string | undefined;
+  private cur: SimpleCommand = { words: [], redirects: [] };
+  /** The word being read, or undefined between words. */
+  private word: Word | undefined;
+  private pendingRedirect: string | undefined;
+  private readonly heredocs: Heredoc[] = [];
+  private forClause = false;
+  /** Set when reading must stop (an unclosed construct). */
+  private stopped = false;
+
+  constructor(private readonly line: string) {}
+
+  read(): ParsedLine {
+    const { line } = this;
+    while (this.i < line.length && !this.stopped) this.step(line[this.i]!);
+    this.endCommand();
+    if (this.heredocs.length > 0) this.flag("a here-document has no body");
+    const { commands, hidden, unsure } = this;
+    return unsure === undefined ? { commands, hidden } : { commands, hidden, unsure };
+  }
+
+  private flag(why: string): void {
+    this.unsure ??= why;
+  }
+
+  private stop(why: string): void {
+    this.flag(why);
+    this.stopped = true;
+  }
+
+  private ensureWord(): Word {
+    return (this.word ??= { text: "", exact: true, glob: false });
+  }
+
+  private step(c: string): void {
+    const { line } = this;
+    const next = line[this.i + 1];
+    if (c === "\n") {
+      this.endWord();
+      if (this.heredocs.length > 0) return this.heredocBodies();
+    }
+    if (c === "\\") return this.backslash();
+    if (c === "'") return this.singleQuoted();
+    if (c === "$" && next === "'") return this.ansiQuoted();
+    if (c === '"' || (c === "$" && next === '"')) return this.doubleQuoted();
+    if (c === "$" && next === "(") return this.commandSubstitution();
+    if (c === "`") return this.backticks();
+    if ((c === "<" || c === ">") && next === "(" && !this.word) return this.processSubstitution(c);
+    if (c === "$" && /[A-Za-z0-9_{@*#?$!-]/.test(next ?? "")) return this.parameter();
+    if (c === "#" && !this.word) {
+      const nl = line.indexOf("\n", this.i);
+      this.i = nl < 0 ? line.length : nl;
       return;
     }
-    if (cur.words.length === 0) {
-      if (w.exact && ASSIGNMENT.test(w.text)) return;
-      if (w.exact && KEYWORDS.has(w.text)) return;
-      if (w.exact && (w.text === "for" || w.text === "select")) {
-        forClause = true;
+    if (c === " " || c === "\t" || c === "\r") {
+      this.endWord();
+      this.i++;
+      return;
+    }
+    const redirect = REDIRECTS.find((op) => line.startsWith(op, this.i));
+    if (redirect) return this.redirection(redirect);
+    const operator = OPERATORS.find((op) => line.startsWith(op, this.i));
+    if (operator) {
+      this.endCommand();
+      if (operator.startsWith(";;") || operator === ";&") this.flag("it uses case … esac");
+      this.i += operator.length;
+      return;
+    }
+    const w = this.ensureWord();
+    if (c === "*" || c === "?" || c === "[") w.glob = true;
+    // Tilde and brace expansion make the word something else than its text.
+    if ((c === "~" && w.text === "") || (c === "{" && /^[^}]*(,|\.\.)[^}]*\}/.test(line.slice(this.i + 1)))) w.exact = false;
+    w.text += c;
+    this.i++;
+  }
+
+  private endWord(): void {
+    const w = this.word;
+    if (!w) return;
+    this.word = undefined;
+    if (this.pendingRedirect) {
+      const op = this.pendingRedirect;
+      this.cur.redirects.push({ op, target: w });
+      if (op === "<<" || op === "<<-") this.heredocs.push({ delim: w.text, strip: op === "<<-", expand: !w.quoted });
+      this.pendingRedirect = undefined;
+      return;
+    }
+    if (this.cur.words.length === 0 && w.exact) {
+      if (ASSIGNMENT.test(w.text) || KEYWORDS.has(w.text)) return;
+      if (w.text === "for" || w.text === "select") {
+        this.forClause = true;
         return;
       }
-      if (w.exact && (w.text === "case" || w.text === "esac")) flag("it uses case … esac");
+      if (w.text === "case" || w.text === "esac") this.flag("it uses case … esac");
     }
-    if (forClause) return; // `for x in a b c` names no command
-    cur.words.push(w);
-  };
-  const endCommand = () => {
-    endWord();
-    if (pendingRedirect) flag(`a ${pendingRedirect} redirection has no target`);
-    pendingRedirect = undefined;
-    forClause = false;
-    if (cur.words.length > 0 || cur.redirects.length > 0) commands.push(cur);
-    cur = { words: [], redirects: [] };
-  };
-  const ensureWord = (): Word => (word ??= { text: "", exact: true, glob: false });
-
-  let i = 0;
-  const n = line.length;
-  while (i < n) {
-    const c = line[i]!;
-    // Here-document bodies start after the newline that ends their command.
-    if (c === "\n") endWord();
-    if (c === "\n" && heredocs.length > 0) {
-      endCommand();
-      i++;
-      for (const h of heredocs.splice(0)) {
-        let closed = false;
-        while (i < n) {
-          const nl = line.indexOf("\n", i);
-          const end = nl < 0 ? n : nl;
-          const text = line.slice(i, end);
-          i = end + 1;
-          if ((h.strip ? text.replace(/^\t+/, "") : text) === h.delim) {
-            closed = true;
-            break;
-          }
-          // An unquoted delimiter means the body is expanded: substitutions in it run.
-          if (h.expand && /\$\(|`/.test(text)) hidden.push(...substitutionsIn(text));
-        }
-        if (!closed) flag("a here-document is not closed");
-      }
-      continue;
-    }
-    if (c === "\\") {
-      if (line[i + 1] === "\n") {
-        i += 2;
-        continue;
-      }
-      const w = ensureWord();
-      w.quoted = true;
-      w.text += i + 1 < n ? line[i + 1] : "\\";
-      i += 2;
-      continue;
-    }
-    if (c === "'") {
-      const j = line.indexOf("'", i + 1);
-      if (j < 0) {
-        flag("a quote is not closed");
-        ensureWord().text += line.slice(i + 1);
-        break;
-      }
-      const w = ensureWord();
-      w.quoted = true;
-      w.text += line.slice(i + 1, j);
-      i = j + 1;
-      continue;
-    }
-    if (c === "$" && line[i + 1] === "'") {
-      let j = i + 2;
-      for (; j < n && line[j] !== "'"; j++) if (line[j] === "\\") j++;
-      if (j >= n) {
-        flag("a quote is not closed");
-        break;
-      }
-      const w = ensureWord();
-      w.quoted = true;
-      w.text += ansiC(line.slice(i + 2, j));
-      i = j + 1;
-      continue;
-    }
-    if (c === '"' || (c === "$" && line[i + 1] === '"')) {
-      const w = ensureWord();
-      w.quoted = true;
-      let j = c === "$" ? i + 2 : i + 1;
-      for (; j < n && line[j] !== '"'; j++) {
-        const d = line[j]!;
-        if (d === "\\" && j + 1 < n && '"\\$`\n'.includes(line[j + 1]!)) {
-          if (line[j + 1] !== "\n") w.text += line[j + 1];
-          j++;
-        } else if (d === "$" && line[j + 1] === "(") {
-          const k = closeParen(line, j + 2);
-          if (k < 0) {
-            flag("a $( is not closed");
-            return { commands, hidden, unsure };
-          }
-          if (line[j + 2] !== "(") hidden.push(line.slice(j + 2, k - 1));
-          w.exact = false;
-          j = k - 1;
-        } else if (d === "`") {
-          const k = closeBacktick(line, j + 1);
-          if (k < 0) {
-            flag("a backtick is not closed");
-            return { commands, hidden, unsure };
-          }
-          hidden.push(line.slice(j + 1, k - 1));
-          w.exact = false;
-          j = k - 1;
-        } else if (d === "$" && /[A-Za-z0-9_{@*#?$!-]/.test(line[j + 1] ?? "")) {
-          w.exact = false;
-          w.text += d;
-        } else w.text += d;
-      }
-      if (j >= n) {
-        flag("a quote is not closed");
-        break;
-      }
-      i = j + 1;
-      continue;
-    }
-    if (c === "$" && line[i + 1] === "(") {
-      const k = closeParen(line, i + 2);
-      if (k < 0) {
-        flag("a $( is not closed");
-        break;
-      }
-      if (line[i + 2] === "(") {
-        // $(( … )): arithmetic, but a substitution inside it still runs.
-        hidden.push(...substitutionsIn(line.slice(i + 3, k - 1)));
-      } else hidden.push(line.slice(i + 2, k - 1));
-      const w = ensureWord();
-      w.exact = false;
-      w.text += "$(…)";
-      i = k;
-      continue;
-    }
-    if (c === "`") {
-      const k = closeBacktick(line, i + 1);
-      if (k < 0) {
-        flag("a backtick is not closed");
-        break;
-      }
-      hidden.push(line.slice(i + 1, k - 1));
-      const w = ensureWord();
-      w.exact = false;
-      w.text += "`…`";
-      i = k;
-      continue;
-    }
-    if ((c === "<" || c === ">") && line[i + 1] === "(" && !word) {
-      const k = closeParen(line, i + 2);
-      if (k < 0) {
-        flag("a process substitution is not closed");
-        break;
-      }
-      hidden.push(line.slice(i + 2, k - 1));
-      cur.words.push({ text: `${c}(…)`, exact: false, glob: false });
-      i = k;
-      continue;
-    }
-    if (c === "$" && /[A-Za-z0-9_{@*#?$!-]/.test(line[i + 1] ?? "")) {
-      const w = ensureWord();
-      w.exact = false;
-      if (line[i + 1] === "{") {
-        const k = line.indexOf("}", i + 2);
-        const body = k < 0 ? line.slice(i) : line.slice(i, k + 1);
-        if (/\$\(|`/.test(body)) hidden.push(...substitutionsIn(body));
-        w.text += body;
-        i = k < 0 ? n : k + 1;
-      } else {
-        const m = /^\$([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])/.exec(line.slice(i))!;
-        w.text += m[0];
-        i += m[0].length;
-      }
-      continue;
-    }
-    if (c === "#" && !word) {
-      const nl = line.indexOf("\n", i);
-      i = nl < 0 ? n : nl;
-      continue;
-    }
-    if (c === " " || c === "\t" || c === "\r") {
-      endWord();
-      i++;
-      continue;
-    }
-    // A redirection: an optional fd number (a word of digits so far) then the operator.
-    const redirect = REDIRECTS.find((op) => line.startsWith(op, i));
-    if (redirect) {
-      // A word of digits (or {name}) right before the operator is its descriptor, not a word.
-      if (word && word.exact && !word.quoted && /^(\d+|\{[A-Za-z_]\w*\})$/.test(word.text)) word = undefined;
-      else endWord();
-      if (pendingRedirect) flag("two redirection operators in a row");
-      let op = redirect;
-      i += op.length;
-      // ">&2", "<&0", ">&-": a copy of a descriptor, no file.
-      if ((op === ">&" || op === "<&") && /^(\d+|-)(?=[\s;&|)<>]|$)/.test(line.slice(i))) {
-        i += /^(\d+|-)/.exec(line.slice(i))![0].length;
-        continue;
-      }
-      if (op === ">&") op = "&>";
-      while (line[i] === " " || line[i] === "\t") i++;
-      pendingRedirect = op;
-      continue;
-    }
-    const operator = OPERATORS.find((op) => line.startsWith(op, i));
-    if (operator) {
-      endCommand();
-      if (operator.startsWith(";;") || operator === ";&") flag("it uses case … esac");
-      i += operator.length;
-      continue;
-    }
-    const w = ensureWord();
-    if (c === "*" || c === "?" || c === "[") w.glob = true;
-    if ((c === "~" && w.text === "") || (c === "{" && /^[^}]*,[^}]*\}/.test(line.slice(i + 1))) || (c === "{" && /^[^}]*\.\.[^}]*\}/.test(line.slice(i + 1)))) w.exact = false;
-    w.text += c;
-    i++;
+    if (this.forClause) return; // `for x in a b c` names no command
+    this.cur.words.push(w);
   }
-  endCommand();
-  if (heredocs.length > 0) flag("a here-document has no body");
-  return unsure === undefined ? { commands, hidden } : { commands, hidden, unsure };
+
+  private endCommand(): void {
+    this.endWord();
+    if (this.pendingRedirect) this.flag(`a ${this.pendingRedirect} redirection has no target`);
+    this.pendingRedirect = undefined;
+    this.forClause = false;
+    if (this.cur.words.length > 0 || this.cur.redirects.length > 0) this.commands.push(this.cur);
+    this.cur = { words: [], redirects: [] };
+  }
+
+  /** Here-document bodies start after the newline that ends their command. */
+  private heredocBodies(): void {
+    const { line } = this;
+    this.endCommand();
+    this.i++;
+    for (const h of this.heredocs.splice(0)) {
+      let closed = false;
+      while (this.i < line.length) {
+        const nl = line.indexOf("\n", this.i);
+        const end = nl < 0 ? line.length : nl;
+        const text = line.slice(this.i, end);
+        this.i = end + 1;
+        if ((h.strip ? text.replace(/^\t+/, "") : text) === h.delim) {
+          closed = true;
+          break;
+        }
+        // An unquoted delimiter means the body is expanded: substitutions in it run.
+        if (h.expand && /\$\(|`/.test(text)) this.hidden.push(...substitutionsIn(text));
+      }
+      if (!closed) this.flag("a here-document is not closed");
+    }
+  }
+
+  private backslash(): void {
+    const { line } = this;
+    if (line[this.i + 1] === "\n") {
+      this.i += 2;
+      return;
+    }
+    const w = this.ensureWord();
+    w.quoted = true;
+    w.text += this.i + 1 < line.length ? line[this.i + 1] : "\\";
+    this.i += 2;
+  }
+
+  private singleQuoted(): void {
+    const j = this.line.indexOf("'", this.i + 1);
+    const w = this.ensureWord();
+    w.quoted = true;
+    if (j < 0) {
+      w.text += this.line.slice(this.i + 1);
+      return this.stop("a quote is not closed");
+    }
+    w.text += this.line.slice(this.i + 1, j);
+    this.i = j + 1;
+  }
+
+  private ansiQuoted(): void {
+    const { line } = this;
+    let j = this.i + 2;
+    for (; j < line.length && line[j] !== "'"; j++) if (line[j] === "\\") j++;
+    if (j >= line.length) return this.stop("a quote is not closed");
+    const w = this.ensureWord();
+    w.quoted = true;
+    w.text += ansiC(line.slice(this.i + 2, j));
+    this.i = j + 1;
+  }
+
+  private doubleQuoted(): void {
+    const { line } = this;
+    const w = this.ensureWord();
+    w.quoted = true;
+    let j = line[this.i] === "$" ? this.i + 2 : this.i + 1;
+    for (; j < line.length && line[j] !== '"'; j++) {
+      const d = line[j]!;
+      if (d === "\\" && j + 1 < line.length && '"\\$`\n'.includes(line[j + 1]!)) {
+        if (line[j + 1] !== "\n") w.text += line[j + 1];
+        j++;
+      } else if ((d === "$" && line[j + 1] === "(") || d === "`") {
+        const k = d === "`" ? closeBacktick(line, j + 1) : closeParen(line, j + 2);
+        if (k < 0) return this.stop(d === "`" ? "a backtick is not closed" : "a $( is not closed");
+        if (d === "`") this.hidden.push(line.slice(j + 1, k - 1));
+        else if (line[j + 2] !== "(") this.hidden.push(line.slice(j + 2, k - 1));
+        else this.hidden.push(...substitutionsIn(line.slice(j + 3, k - 1)));
+        w.exact = false;
+        j = k - 1;
+      } else {
+        if (d === "$" && /[A-Za-z0-9_{@*#?$!-]/.test(line[j + 1] ?? "")) w.exact = false;
+        w.text += d;
+      }
+    }
+    if (j >= line.length) return this.stop("a quote is not closed");
+    this.i = j + 1;
+  }
+
+  private commandSubstitution(): void {
+    const { line } = this;
+    const k = closeParen(line, this.i + 2);
+    if (k < 0) return this.stop("a $( is not closed");
+    // $(( … )): arithmetic, but a substitution inside it still runs.
+    if (line[this.i + 2] === "(") this.hidden.push(...substitutionsIn(line.slice(this.i + 3, k - 1)));
+    else this.hidden.push(line.slice(this.i + 2, k - 1));
+    const w = this.ensureWord();
+    w.exact = false;
+    w.text += "$(…)";
+    this.i = k;
+  }
+
+  private backticks(): void {
+    const k = closeBacktick(this.line, this.i + 1);
+    if (k < 0) return this.stop("a backtick is not closed");
+    this.hidden.push(this.line.slice(this.i + 1, k - 1));
+    const w = this.ensureWord();
+    w.exact = false;
+    w.text += "`…`";
+    this.i = k;
+  }
+
+  private processSubstitution(c: string): void {
+    const k = closeParen(this.line, this.i + 2);
+    if (k < 0) return this.stop("a process substitution is not closed");
+    this.hidden.push(this.line.slice(this.i + 2, k - 1));
+    this.cur.words.push({ text: `${c}(…)`, exact: false, glob: false });
+    this.i = k;
+  }
+
+  private parameter(): void {
+    const { line } = this;
+    const w = this.ensureWord();
+    w.exact = false;
+    if (line[this.i + 1] === "{") {
+      const k = line.indexOf("}", this.i + 2);
+      const body = k < 0 ? line.slice(this.i) : line.slice(this.i, k + 1);
+      if (/\$\(|`/.test(body)) this.hidden.push(...substitutionsIn(body));
+      w.text += body;
+      this.i = k < 0 ? line.length : k + 1;
+      return;
+    }
+    const m = /^\$([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])/.exec(line.slice(this.i))!;
+    w.text += m[0];
+    this.i += m[0].length;
+  }
+
+  private redirection(redirect: string): void {
+    const { line } = this;
+    // A word of digits (or {name}) right before the operator is its descriptor, not a word.
+    const w = this.word;
+    if (w && w.exact && !w.quoted && /^(\d+|\{[A-Za-z_]\w*\})$/.test(w.text)) this.word = undefined;
+    else this.endWord();
+    if (this.pendingRedirect) this.flag("two redirection operators in a row");
+    let op = redirect;
+    this.i += op.length;
+    // ">&2", "<&0", ">&-": a copy of a descriptor, no file.
+    const dup = /^(\d+|-)(?=[\s;&|)<>]|$)/.exec(line.slice(this.i));
+    if ((op === ">&" || op === "<&") && dup) {
+      this.i += dup[0].length;
+      return;
+    }
+    if (op === ">&") op = "&>";
+    while (line[this.i] === " " || line[this.i] === "\t") this.i++;
+    this.pendingRedirect = op;
+  }
 }
 
 /** The substitutions inside a text bash will expand (a here-document body, an arithmetic). */
