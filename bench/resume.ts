@@ -20,7 +20,7 @@ import type { Message } from "../src/messages/types.ts";
 import { createSessionDir } from "../src/session/paths.ts";
 import { recall } from "../src/session/recall.ts";
 import { openTranscript } from "../src/session/transcript.ts";
-import { startFakeAnthropic } from "../test/support/fakes/anthropic.ts";
+import { startFakeAnthropic } from "./support/fake-anthropic.ts";
 import { writeJsonAtomic } from "./replay.ts";
 import { corpusRounds, freshRound } from "./rounds.ts";
 

@@ -3,7 +3,7 @@
 // The user-visible wait at the compaction point, with and without the background pre-summary,
 // when the summary model takes L seconds.
 //
-// A local fake Anthropic server (test/support/fakes/anthropic.ts) plays the model: ordinary turns
+// A local fake Anthropic server (bench/support/fake-anthropic.ts) plays the model: ordinary turns
 // call a bash tool after `--turn-latency` seconds (time passes between turns as it would during a
 // model call), SUMMARY requests (tool_choice none, or the instruction's "about to be compacted")
 // answer after L seconds. The session is driven through the official SDK client
@@ -27,8 +27,7 @@ import { createEngine } from "../src/engine.ts";
 import type { ContentBlock, Message } from "../src/messages/types.ts";
 import { createAnthropicClient } from "../src/model/anthropic.ts";
 import type { ToolDefinition } from "../src/model/types.ts";
-import { startFakeAnthropic } from "../test/support/fakes/anthropic.ts";
-import type { Step } from "../test/support/fakes/common.ts";
+import { type FakeTurn, startFakeAnthropic } from "./support/fake-anthropic.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const DEFAULT_OUT = resolve(ROOT, "bench/results/stall.json");
@@ -100,7 +99,7 @@ export function dataFile(n: number, tokens: number): string {
 
 export async function runStall(share: number, o: StallOptions): Promise<StallRun> {
   let calls = 0;
-  const script = (body: any): Step => {
+  const script = (body: any): FakeTurn => {
     if (isSummaryRequest(body)) return { text: SUMMARY };
     calls++;
     return { toolUses: [{ name: "bash", input: { command: `cat data/file${calls}.txt` } }] };
@@ -178,7 +177,7 @@ export async function stallBenchmark(o: StallOptions) {
     detail: { with_presummary: withPre, without_presummary: without },
     notes: {
       how:
-        "a fake Anthropic server on 127.0.0.1 (test/support/fakes/anthropic.ts) plays the model through the official SDK (createAnthropicClient); ordinary turns answer after turn_latency_s with one bash call, summary requests (tool_choice none, or the instruction's 'about to be compacted') after latency_s. " +
+        "a fake Anthropic server on 127.0.0.1 (bench/support/fake-anthropic.ts) plays the model through the official SDK (createAnthropicClient); ordinary turns answer after turn_latency_s with one bash call, summary requests (tool_choice none, or the instruction's 'about to be compacted') after latency_s. " +
         "The session runs engine.beforeRequest → client.stream → engine.observe, each turn adding one tool call and one tool result of about result_tokens tokens, until a summary compaction swaps the history; the wait is the wall time of engine.beforeRequest on that request (performance.now, one run each). " +
         "with: summary.presummaryShare 0.8 (background summary from 80% of the threshold); without: 0. micro and snip are off in both runs so the context grows to the threshold with an unchanged prefix.",
       head_start:

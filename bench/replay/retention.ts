@@ -4,8 +4,11 @@
 //
 // Items come from the ORIGINAL recorded history up to that request (not from the policy's own
 // context, which earlier compactions may already have thinned):
-//   - user-typed messages: user text blocks that are not tool results (src/compaction/retain.ts
-//     userMessagesOf), newest first within a 20,000-token budget (selectUserMessages, exact o200k);
+//   - user-typed messages: each user message's own text (its text blocks, not tool results),
+//     newest first within a 20,000-token budget (exact o200k). Found and selected here, by the
+//     benchmark's own code (typedUserMessages, newestWithin), NOT by the engine's
+//     userMessagesOf/selectUserMessages (src/compaction/retain.ts): lethe carries what those
+//     select, so scoring with them would score a selection bug as 100% retained;
 //   - the latest request: the newest of them;
 //   - paths of files modified and of files read (ledgerOf: tool calls and the usual shell idioms);
 //   - the last 30 shell commands (src/compaction/work.ts commandOutcomes): a command is retained
@@ -16,8 +19,6 @@
 // every message (text, thinking, tool_use name and input JSON, tool_result content).
 import type { Message } from "../../src/messages/types.ts";
 import { ledgerOf } from "../../src/compaction/ledger.ts";
-import { selectUserMessages, userMessagesOf } from "../../src/compaction/retain.ts";
-import type { TokenCounter } from "../../src/tokens/count.ts";
 import { type CommandOutcome, commandOutcomes, shellCommandOf } from "../../src/compaction/work.ts";
 
 /** Shell commands before a compaction that retention looks for. */
@@ -33,12 +34,56 @@ export interface RetentionItems {
   commands: CommandOutcome[];
 }
 
-export function retentionItems(original: readonly Message[], counter: TokenCounter, budget = RETENTION_USER_BUDGET): RetentionItems {
-  const sel = selectUserMessages(userMessagesOf(original), budget, counter);
+/** Counts the tokens of a string (the replay passes its exact o200k counter). */
+export interface TextTokens {
+  text(text: string): number;
+}
+
+/**
+ * The messages the user typed in a recorded history, oldest first: for every user message, its
+ * non-blank text blocks joined by newlines (a string content as it is); tool results and user
+ * messages without text (tool results only) are not typed messages. The recorded history is the
+ * corpus as recorded, which holds nothing any policy wrote, so every text there is the user's.
+ */
+export function typedUserMessages(history: readonly Message[]): string[] {
+  const out: string[] = [];
+  for (const m of history) {
+    if (m.role !== "user") continue;
+    const texts: string[] = [];
+    if (typeof m.content === "string") texts.push(m.content);
+    else for (const b of m.content) if (b.type === "text") texts.push(b.text);
+    const typed = texts.filter((t) => t.trim() !== "");
+    if (typed.length > 0) out.push(typed.join("\n"));
+  }
+  return out;
+}
+
+/**
+ * The newest messages whose tokens together fit `budget`, oldest first. The newest is always
+ * among them (whole, even when it alone is over the budget: then it is the only one); going back
+ * from it, each older message is taken while the running total stays within the budget, and the
+ * first that does not fit ends the walk (an older, smaller one after it is not taken).
+ */
+export function newestWithin(messages: readonly string[], budget: number, counter: TextTokens): string[] {
+  const n = messages.length;
+  if (n === 0) return [];
+  let used = counter.text(messages[n - 1]!);
+  let from = n - 1;
+  while (from > 0) {
+    const t = counter.text(messages[from - 1]!);
+    if (used + t > budget) break;
+    used += t;
+    from--;
+  }
+  return messages.slice(from);
+}
+
+export function retentionItems(original: readonly Message[], counter: TextTokens, budget = RETENTION_USER_BUDGET): RetentionItems {
+  const userMessages = newestWithin(typedUserMessages(original), budget, counter);
   const ledger = ledgerOf(original);
   return {
-    latest: sel.latest,
-    userMessages: sel.latest === undefined ? sel.kept : [...sel.kept, sel.latest],
+    latest: userMessages[userMessages.length - 1],
+    userMessages,
     modified: [...ledger.modified],
     read: [...ledger.read],
     commands: commandOutcomes(original).slice(-RETENTION_COMMANDS),

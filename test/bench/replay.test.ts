@@ -20,7 +20,7 @@ import {
   toolResultBudget,
 } from "../../bench/replay/policies/seed.ts";
 import { commonPrefixMessages } from "../../bench/replay/pricing.ts";
-import { contextText, measureRetention, retentionItems } from "../../bench/replay/retention.ts";
+import { contextText, measureRetention, newestWithin, retentionItems, typedUserMessages } from "../../bench/replay/retention.ts";
 import type { Session, SummaryCall } from "../../bench/replay/types.ts";
 import { summaryInstruction, summaryRequest } from "../../src/compaction/summarize.ts";
 import { validate } from "../../src/messages/invariants.ts";
@@ -277,6 +277,33 @@ test("retention: items from the recorded history, verbatim substrings of the reb
   // One command verbatim (cat src/file1.py); the sed one is escaped, which is not verbatim.
   assert.deepEqual(s, { latest_request_pct: 100, user_messages_pct: 50, modified_files_pct: 50, read_files_pct: 12.5, commands_pct: 10 });
   assert.match(contextText([use("x", "cat a.txt"), result("x", "b")]), /cat a\.txt[\s\S]*\nb$/);
+});
+
+test("retention: the user's messages are found and selected by the benchmark itself", () => {
+  const h: Message[] = [
+    { role: "user", content: "First, as a plain string." },
+    text("assistant", "ok"),
+    { role: "user", content: [{ type: "text", text: "Two blocks," }, { type: "text", text: "  " }, { type: "text", text: "one message." }] },
+    use("t1", "ls"),
+    result("t1", "a.txt"),
+    { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: "not typed" }, { type: "text", text: "Typed after a result." }] },
+    text("assistant", "ok"),
+    { role: "user", content: [{ type: "text", text: " \n" }] },
+  ];
+  // Tool results and blank texts are not typed messages; a message's text blocks form one item.
+  assert.deepEqual(typedUserMessages(h), ["First, as a plain string.", "Two blocks,\none message.", "Typed after a result."]);
+  // Newest first within the budget; the newest always counts; the first that does not fit ends the walk.
+  const len = { text: (t: string) => t.length };
+  assert.deepEqual(newestWithin(["aaaa", "b", "cccccc", "dd", "eee"], 11, len), ["cccccc", "dd", "eee"]);
+  assert.deepEqual(newestWithin(["aaaa", "b", "cccccc", "dd", "eee"], 10, len), ["dd", "eee"], "b would fit, but cccccc ended the walk");
+  assert.deepEqual(newestWithin(["a", "far too long"], 3, len), ["far too long"]);
+  assert.deepEqual(newestWithin([], 3, len), []);
+  // A rebuild that lost an earlier message scores it lost, whatever the engine would have selected.
+  const items = retentionItems(h, { text: () => 1 });
+  assert.equal(items.latest, "Typed after a result.");
+  const s = measureRetention(items, [text("user", "Two blocks,\none message."), text("user", "Typed after a result.")]);
+  assert.equal(s.latest_request_pct, 100);
+  assert.equal(Number(s.user_messages_pct!.toFixed(2)), 66.67);
 });
 
 test("files: the latest content of a path seen in read results, decorations stripped", () => {
