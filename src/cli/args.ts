@@ -45,40 +45,11 @@ interface Spec {
   short?: string;
   value?: string;
   help: string;
+  /** May be given more than once. */
+  repeatable?: true;
+  /** Puts the flag's value ("" for a flag that takes none) into the parsed arguments; throws a UsageError for a bad one. */
+  apply: (out: CliArgs, v: string, flag: string) => void;
 }
-
-export const OPTIONS: Spec[] = [
-  { name: "print", short: "p", value: "prompt", help: "headless: run one prompt, print the final answer on stdout, exit (prompt from stdin when omitted)" },
-  { name: "output-format", value: "text|json|stream-json", help: "headless output: the text (default), one JSON object at the end, or one JSON event per line" },
-  { name: "provider", value: "anthropic|openai", help: "model provider (openai = any OpenAI-compatible server)" },
-  { name: "model", value: "name", help: "model name (env LETHE_MODEL)" },
-  { name: "fallback-model", value: "name", help: "switch to this model after repeated overloaded / 5xx errors" },
-  { name: "base-url", value: "url", help: "API base URL (env ANTHROPIC_BASE_URL / OPENAI_BASE_URL)" },
-  { name: "context-window", value: "N", help: "context window in tokens (default: known model table)" },
-  { name: "max-output-tokens", value: "N", help: "reply token limit (default: known model table)" },
-  { name: "auto-compact", value: "on|off|ask", help: "summarise at the threshold automatically, never, or ask first (headless: ask = on)" },
-  { name: "compact-threshold", value: "N|0.x|N%", help: "auto-compact threshold: tokens, or a share of the context window" },
-  { name: "summarizer", value: "model|digest", help: "who writes summaries: the model, or a deterministic digest (no model call)" },
-  { name: "max-turns", value: "N", help: "stop after N model turns" },
-  { name: "permission-mode", value: "default|acceptEdits|plan|bypassPermissions", help: "ask before commands and edits (default), allow edits (acceptEdits), change nothing (plan), or ask nothing (bypassPermissions)" },
-  { name: "allowedTools", value: "rules", help: "allow without asking, e.g. \"Bash(npm test:*) Edit\" (repeatable; comma or space separated)" },
-  { name: "disallowedTools", value: "rules", help: "always refuse, e.g. \"Bash(rm:*)\"; a bare tool name hides the tool (beats every allow)" },
-  { name: "yes", short: "y", help: "no permission prompts: allow bash and file writes (= --permission-mode bypassPermissions)" },
-  { name: "dangerously-skip-permissions", help: "Claude Code's spelling of --yes" },
-  { name: "system-prompt", value: "text", help: "replace lethe's role and working guidance (context notes, environment and AGENTS.md stay)" },
-  { name: "append-system-prompt", value: "text", help: "add text at the end of the system prompt" },
-  { name: "verbose", help: "headless: progress notices (compactions, retries) on stderr even when it is not a terminal" },
-  { name: "trust-workspace", help: "apply this folder's .lethe/settings.json hooks, baseUrl and permission rules for this run (see docs/cli.md, Workspace trust)" },
-  { name: "cwd", value: "dir", help: "workspace folder (default: the current directory)" },
-  { name: "resume", short: "r", value: "id", help: "resume a session (an id or a unique prefix of one)" },
-  { name: "continue", short: "c", help: "resume the most recent session of the workspace" },
-  { name: "help", short: "h", help: "show this help" },
-  { name: "version", short: "v", help: "show the version" },
-];
-
-const REPEATABLE = new Set(["yes", "allowedTools", "disallowedTools", "verbose", "dangerously-skip-permissions"]);
-const byName = new Map(OPTIONS.map((o) => [o.name, o]));
-const byShort = new Map(OPTIONS.filter((o) => o.short).map((o) => [o.short!, o]));
 
 function positiveInt(flag: string, v: string): number {
   const n = Number(v.replace(/[_,]/g, ""));
@@ -104,152 +75,131 @@ export function parseThreshold(flag: string, v: string): number {
   return n;
 }
 
+/** The value, unless it is blank (then the message, as a UsageError). */
+function notBlank(v: string, message: string): string {
+  if (!v.trim()) throw new UsageError(message);
+  return v;
+}
+
+/** The value, unless it is "" (then the message, as a UsageError). */
+function notEmpty(v: string, message: string): string {
+  if (!v) throw new UsageError(message);
+  return v;
+}
+
+/** The value, if it parses as a URL. */
+function url(flag: string, v: string): string {
+  try {
+    new URL(v);
+  } catch {
+    throw new UsageError(`--${flag} needs a URL such as http://localhost:11434/v1, got ${JSON.stringify(v)}`);
+  }
+  return v;
+}
+
+/** Permission rules, each checked (--allowedTools, --disallowedTools). */
+function rules(flag: string, v: string): string[] {
+  const list = splitRules(v);
+  if (list.length === 0) throw new UsageError(`--${flag} needs rules such as "Bash(npm test:*)" or Edit`);
+  for (const r of list) {
+    try {
+      parseRule(r);
+    } catch (e) {
+      throw new UsageError(`--${flag}: ${(e as Error).message}`);
+    }
+  }
+  return list;
+}
+
+/** Every flag: its name and short form, the value it takes, its help line, and what it sets. */
+export const OPTIONS: Spec[] = [
+  { name: "print", short: "p", value: "prompt", help: "headless: run one prompt, print the final answer on stdout, exit (prompt from stdin when omitted)", apply: (o, v) => void (o.print = v) },
+  { name: "output-format", value: "text|json|stream-json", help: "headless output: the text (default), one JSON object at the end, or one JSON event per line", apply: (o, v, f) => void (o.outputFormat = oneOf(f, v, ["text", "json", "stream-json"] as const)) },
+  { name: "provider", value: "anthropic|openai", help: "model provider (openai = any OpenAI-compatible server)", apply: (o, v, f) => void (o.provider = oneOf(f, v, ["anthropic", "openai"] as const)) },
+  { name: "model", value: "name", help: "model name (env LETHE_MODEL)", apply: (o, v) => void (o.model = notBlank(v, "--model needs a model name").trim()) },
+  { name: "fallback-model", value: "name", help: "switch to this model after repeated overloaded / 5xx errors", apply: (o, v) => void (o.fallbackModel = notBlank(v, "--fallback-model needs a model name").trim()) },
+  { name: "base-url", value: "url", help: "API base URL (env ANTHROPIC_BASE_URL / OPENAI_BASE_URL)", apply: (o, v, f) => void (o.baseUrl = url(f, v)) },
+  { name: "context-window", value: "N", help: "context window in tokens (default: known model table)", apply: (o, v, f) => void (o.contextWindow = positiveInt(f, v)) },
+  { name: "max-output-tokens", value: "N", help: "reply token limit (default: known model table)", apply: (o, v, f) => void (o.maxOutputTokens = positiveInt(f, v)) },
+  { name: "auto-compact", value: "on|off|ask", help: "summarise at the threshold automatically, never, or ask first (headless: ask = on)", apply: (o, v, f) => void (o.autoCompact = oneOf(f, v, ["on", "off", "ask"] as const)) },
+  { name: "compact-threshold", value: "N|0.x|N%", help: "auto-compact threshold: tokens, or a share of the context window", apply: (o, v, f) => void (o.compactThreshold = parseThreshold(f, v)) },
+  { name: "summarizer", value: "model|digest", help: "who writes summaries: the model, or a deterministic digest (no model call)", apply: (o, v, f) => void (o.summarizer = oneOf(f, v, ["model", "digest"] as const)) },
+  { name: "max-turns", value: "N", help: "stop after N model turns", apply: (o, v, f) => void (o.maxTurns = positiveInt(f, v)) },
+  { name: "permission-mode", value: "default|acceptEdits|plan|bypassPermissions", help: "ask before commands and edits (default), allow edits (acceptEdits), change nothing (plan), or ask nothing (bypassPermissions)", apply: (o, v, f) => void (o.permissionMode = oneOf(f, v, PERMISSION_MODES)) },
+  { name: "allowedTools", value: "rules", repeatable: true, help: "allow without asking, e.g. \"Bash(npm test:*) Edit\" (repeatable; comma or space separated)", apply: (o, v, f) => void o.allowedTools.push(...rules(f, v)) },
+  { name: "disallowedTools", value: "rules", repeatable: true, help: "always refuse, e.g. \"Bash(rm:*)\"; a bare tool name hides the tool (beats every allow)", apply: (o, v, f) => void o.disallowedTools.push(...rules(f, v)) },
+  { name: "yes", short: "y", repeatable: true, help: "no permission prompts: allow bash and file writes (= --permission-mode bypassPermissions)", apply: (o) => void (o.yes = true) },
+  { name: "dangerously-skip-permissions", repeatable: true, help: "Claude Code's spelling of --yes", apply: (o) => void (o.yes = true) },
+  { name: "system-prompt", value: "text", help: "replace lethe's role and working guidance (context notes, environment and AGENTS.md stay)", apply: (o, v) => void (o.systemPrompt = notBlank(v, "--system-prompt needs the text of the prompt")) },
+  { name: "append-system-prompt", value: "text", help: "add text at the end of the system prompt", apply: (o, v) => void (o.appendSystemPrompt = notBlank(v, "--append-system-prompt needs text")) },
+  { name: "verbose", repeatable: true, help: "headless: progress notices (compactions, retries) on stderr even when it is not a terminal", apply: (o) => void (o.verbose = true) },
+  { name: "trust-workspace", help: "apply this folder's .lethe/settings.json hooks, baseUrl and permission rules for this run (see docs/cli.md, Workspace trust)", apply: (o) => void (o.trustWorkspace = true) },
+  { name: "cwd", value: "dir", help: "workspace folder (default: the current directory)", apply: (o, v) => void (o.cwd = notEmpty(v, "--cwd needs a folder")) },
+  { name: "resume", short: "r", value: "id", help: "resume a session (an id or a unique prefix of one)", apply: (o, v) => void (o.resume = notBlank(v, "--resume needs a session id").trim()) },
+  { name: "continue", short: "c", help: "resume the most recent session of the workspace", apply: (o) => void (o.continue = true) },
+  { name: "help", short: "h", help: "show this help", apply: (o) => void (o.help = true) },
+  { name: "version", short: "v", help: "show the version", apply: (o) => void (o.version = true) },
+];
+
+const byName = new Map(OPTIONS.map((o) => [o.name, o]));
+const byShort = new Map(OPTIONS.filter((o) => o.short).map((o) => [o.short!, o]));
+
+/** The flag an argument names (with a value written into it: --name=value, -rID), or undefined for a word. */
+function readFlag(arg: string): { spec: Spec; inline: string | undefined } | undefined {
+  if (arg.startsWith("--")) {
+    const eq = arg.indexOf("=");
+    const name = eq >= 0 ? arg.slice(2, eq) : arg.slice(2);
+    const spec = byName.get(name);
+    if (!spec) throw new UsageError(`unknown option --${name}`);
+    return { spec, inline: eq >= 0 ? arg.slice(eq + 1) : undefined };
+  }
+  if (!(arg.startsWith("-") && arg.length > 1 && !/^-\d/.test(arg))) return undefined;
+  const spec = byShort.get(arg.slice(1, 2));
+  if (!spec) throw new UsageError(`unknown option ${arg}`);
+  if (arg.length === 2) return { spec, inline: undefined };
+  if (!spec.value) throw new UsageError(`unknown option ${arg}`);
+  return { spec, inline: arg.slice(2) };
+}
+
+/**
+ * Whether the next argument is the flag's value: a word, or — after a numeric flag — something like
+ * "-5", which is its (bad) value rather than an unknown option, so the message says it must be positive.
+ */
+function valueFollows(spec: Spec, next: string | undefined): next is string {
+  if (next === undefined) return false;
+  return !(next.startsWith("-") && next.length > 1) || (/^N\b/.test(spec.value ?? "") && /^-[\d.]/.test(next));
+}
+
+/** The command line (without node and the script); throws a one-line UsageError for any mistake. */
 export function parseArgs(argv: readonly string[]): CliArgs {
   const out: CliArgs = { yes: false, trustWorkspace: false, allowedTools: [], disallowedTools: [], verbose: false, continue: false, outputFormat: "text", help: false, version: false, positional: [] };
   const seen = new Set<string>();
-  let outputFormatGiven = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === "--") {
       out.positional.push(...argv.slice(i + 1));
       break;
     }
-    let spec: Spec | undefined;
-    let inline: string | undefined;
-    if (arg.startsWith("--")) {
-      const eq = arg.indexOf("=");
-      const name = eq >= 0 ? arg.slice(2, eq) : arg.slice(2);
-      inline = eq >= 0 ? arg.slice(eq + 1) : undefined;
-      spec = byName.get(name);
-      if (!spec) throw new UsageError(`unknown option --${name}`);
-    } else if (arg.startsWith("-") && arg.length > 1 && !/^-\d/.test(arg)) {
-      const short = arg.slice(1, 2);
-      spec = byShort.get(short);
-      if (!spec) throw new UsageError(`unknown option ${arg}`);
-      if (arg.length > 2) {
-        if (!spec.value) throw new UsageError(`unknown option ${arg}`);
-        inline = arg.slice(2);
-      }
-    } else {
+    const flag = readFlag(arg);
+    if (!flag) {
       out.positional.push(arg);
       continue;
     }
-    if (seen.has(spec.name) && !REPEATABLE.has(spec.name)) throw new UsageError(`--${spec.name} given twice`);
+    const { spec, inline } = flag;
+    if (seen.has(spec.name) && !spec.repeatable) throw new UsageError(`--${spec.name} given twice`);
     seen.add(spec.name);
-    let value: string | undefined;
+    let value = "";
     if (spec.value) {
       if (inline !== undefined) value = inline;
-      // "-5" after a numeric flag is its (bad) value, not an unknown option: say it must be positive.
-      else if (i + 1 < argv.length && (!(argv[i + 1]!.startsWith("-") && argv[i + 1]!.length > 1) || (/^N\b/.test(spec.value) && /^-[\d.]/.test(argv[i + 1]!)))) value = argv[++i];
-      else if (spec.name === "print") value = "";
-      else throw new UsageError(`--${spec.name} needs a value (${spec.value})`);
+      else if (valueFollows(spec, argv[i + 1])) value = argv[++i]!;
+      else if (spec.name !== "print") throw new UsageError(`--${spec.name} needs a value (${spec.value})`);
     } else if (inline !== undefined) {
       throw new UsageError(`--${spec.name} takes no value`);
     }
-    const v = value ?? "";
-    switch (spec.name) {
-      case "print":
-        out.print = v;
-        break;
-      case "output-format":
-        out.outputFormat = oneOf(spec.name, v, ["text", "json", "stream-json"] as const);
-        outputFormatGiven = true;
-        break;
-      case "provider":
-        out.provider = oneOf(spec.name, v, ["anthropic", "openai"] as const);
-        break;
-      case "model":
-        if (!v.trim()) throw new UsageError("--model needs a model name");
-        out.model = v.trim();
-        break;
-      case "fallback-model":
-        if (!v.trim()) throw new UsageError("--fallback-model needs a model name");
-        out.fallbackModel = v.trim();
-        break;
-      case "base-url":
-        try {
-          new URL(v);
-        } catch {
-          throw new UsageError(`--base-url needs a URL such as http://localhost:11434/v1, got ${JSON.stringify(v)}`);
-        }
-        out.baseUrl = v;
-        break;
-      case "context-window":
-        out.contextWindow = positiveInt(spec.name, v);
-        break;
-      case "max-output-tokens":
-        out.maxOutputTokens = positiveInt(spec.name, v);
-        break;
-      case "auto-compact":
-        out.autoCompact = oneOf(spec.name, v, ["on", "off", "ask"] as const);
-        break;
-      case "compact-threshold":
-        out.compactThreshold = parseThreshold(spec.name, v);
-        break;
-      case "summarizer":
-        out.summarizer = oneOf(spec.name, v, ["model", "digest"] as const);
-        break;
-      case "max-turns":
-        out.maxTurns = positiveInt(spec.name, v);
-        break;
-      case "yes":
-        out.yes = true;
-        break;
-      case "cwd":
-        if (!v) throw new UsageError("--cwd needs a folder");
-        out.cwd = v;
-        break;
-      case "resume":
-        if (!v.trim()) throw new UsageError("--resume needs a session id");
-        out.resume = v.trim();
-        break;
-      case "continue":
-        out.continue = true;
-        break;
-      case "permission-mode":
-        out.permissionMode = oneOf(spec.name, v, PERMISSION_MODES);
-        break;
-      case "allowedTools":
-      case "disallowedTools": {
-        const rules = splitRules(v);
-        if (rules.length === 0) throw new UsageError(`--${spec.name} needs rules such as "Bash(npm test:*)" or Edit`);
-        for (const r of rules) {
-          try {
-            parseRule(r);
-          } catch (e) {
-            throw new UsageError(`--${spec.name}: ${(e as Error).message}`);
-          }
-        }
-        (spec.name === "allowedTools" ? out.allowedTools : out.disallowedTools).push(...rules);
-        break;
-      }
-      case "dangerously-skip-permissions":
-        out.yes = true;
-        break;
-      case "verbose":
-        out.verbose = true;
-        break;
-      case "system-prompt":
-        if (!v.trim()) throw new UsageError("--system-prompt needs the text of the prompt");
-        out.systemPrompt = v;
-        break;
-      case "append-system-prompt":
-        if (!v.trim()) throw new UsageError("--append-system-prompt needs text");
-        out.appendSystemPrompt = v;
-        break;
-      case "trust-workspace":
-        out.trustWorkspace = true;
-        break;
-      case "help":
-        out.help = true;
-        break;
-      case "version":
-        out.version = true;
-        break;
-    }
+    spec.apply(out, value, spec.name);
   }
   if (out.resume !== undefined && out.continue) throw new UsageError("--resume and --continue cannot be used together");
-  if (outputFormatGiven && out.outputFormat !== "text" && out.print === undefined) throw new UsageError(`--output-format ${out.outputFormat} needs -p (headless mode)`);
+  if (seen.has("output-format") && out.outputFormat !== "text" && out.print === undefined) throw new UsageError(`--output-format ${out.outputFormat} needs -p (headless mode)`);
   return out;
 }
 

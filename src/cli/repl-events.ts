@@ -3,6 +3,7 @@
 // streamed text left the cursor mid-line, which the REPL's questions need to know too.
 import type { AgentEvent } from "../agent/loop.ts";
 import { resultPlainText } from "../messages/blocks.ts";
+import type { ToolResultBlock } from "../messages/types.ts";
 import type { RunConfig } from "./config.ts";
 import { oneLine, redact } from "./errors.ts";
 import type { MarkdownStream } from "./markdown.ts";
@@ -86,26 +87,18 @@ export function createEventView(o: {
         print(s.cyan(`● ${describeUse(e.use.name, e.use.input)}`));
         spinner.start(`running ${e.use.name}…`);
         break;
-      case "tool_result": {
-        const text = resultPlainText(e.result.content);
-        const lines = text === "" ? 0 : text.split("\n").length;
-        const first = oneLine(text.split("\n")[0] ?? "", 100);
-        const isDiff = !e.result.is_error && /^Edited /.test(text) && lines > 1;
-        print(s.dim(`  ⎿ ${e.result.is_error ? s.red(first || "error") : `${first}${lines > 1 && !isDiff ? ` … (${fmt(lines)} lines)` : ""}`}`));
-        if (isDiff) print(coloredDiff(text.split("\n").slice(1).join("\n"), s).replace(/^/gm, "    "));
+      case "tool_result":
+        for (const l of toolResultLines(e.result, s)) print(l);
         break;
-      }
       case "compacting":
         endLine();
         spinner.start(e.kind === "summarize" ? "compacting the context…" : `compacting (${e.kind})…`);
         break;
-      case "compaction":
-        if (e.record) print(s.yellow(compactionNotice(e.record)));
-        else if (e.event.kind === "summary_failed") print(s.red(`summary failed: ${oneLine(e.event.error, 200)}${e.event.breakerOpen ? " (digest from now on)" : ""}`));
-        else if (e.event.kind === "compact_skipped") print(s.yellow(`Not compacted: ${e.event.reason ?? "it would not make the context smaller"}; the history is kept as it is.`));
-        else if (e.event.kind === "compact_blocked") print(s.yellow(`compaction blocked by a hook: ${e.event.reason ?? ""}`));
-        else if (e.event.kind === "window_learned") print(s.yellow(windowNotice(e.event)));
+      case "compaction": {
+        const notice = compactionLine(e, s);
+        if (notice !== undefined) print(notice);
         break;
+      }
       case "retry":
         endLine();
         print(s.dim(`(${redact(oneLine(e.error.message, 120))}; retry ${e.attempt} in ${(e.delayMs / 1000).toFixed(1)}s)`));
@@ -134,4 +127,25 @@ export function createEventView(o: {
     }
   };
   return { onEvent, endLine, atLineStart: () => void (midLine = false), resetNearWarning: () => void (nearWarned = false) };
+}
+
+/** A tool result: one line (the first of its text, or its error), and an edit's diff under it. */
+function toolResultLines(result: ToolResultBlock, s: Style): string[] {
+  const text = resultPlainText(result.content);
+  const lines = text === "" ? 0 : text.split("\n").length;
+  const first = oneLine(text.split("\n")[0] ?? "", 100);
+  const isDiff = !result.is_error && /^Edited /.test(text) && lines > 1;
+  const out = [s.dim(`  ⎿ ${result.is_error ? s.red(first || "error") : `${first}${lines > 1 && !isDiff ? ` … (${fmt(lines)} lines)` : ""}`}`)];
+  if (isDiff) out.push(coloredDiff(text.split("\n").slice(1).join("\n"), s).replace(/^/gm, "    "));
+  return out;
+}
+
+/** The notice of a compaction event, or undefined for one the REPL does not show. */
+function compactionLine(e: Extract<AgentEvent, { type: "compaction" }>, s: Style): string | undefined {
+  if (e.record) return s.yellow(compactionNotice(e.record));
+  if (e.event.kind === "summary_failed") return s.red(`summary failed: ${oneLine(e.event.error, 200)}${e.event.breakerOpen ? " (digest from now on)" : ""}`);
+  if (e.event.kind === "compact_skipped") return s.yellow(`Not compacted: ${e.event.reason ?? "it would not make the context smaller"}; the history is kept as it is.`);
+  if (e.event.kind === "compact_blocked") return s.yellow(`compaction blocked by a hook: ${e.event.reason ?? ""}`);
+  if (e.event.kind === "window_learned") return s.yellow(windowNotice(e.event));
+  return undefined;
 }

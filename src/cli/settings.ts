@@ -17,59 +17,15 @@
 import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { z } from "zod";
 import type { CompactionConfig, DeepPartial } from "../compaction/config.ts";
-import { type HooksConfig, parseHooksConfig } from "../hooks/compact-hooks.ts";
+import { parseHooksConfig } from "../hooks/compact-hooks.ts";
 import { ConfigError, oneLine } from "./errors.ts";
-import { compactionConfigSchema, describeIssue } from "../compaction/config-schema.ts";
+import { describeIssue } from "../compaction/config-schema.ts";
 import { type TrustKey, keysNeedingTrust } from "./trust.ts";
 import { PERMISSION_MODES, type PermissionMode } from "./permissions.ts";
+import { type Pricing, type Settings, settingsSchema as schema } from "./settings-schema.ts";
 
-export { PERMISSION_MODES, type PermissionMode };
-
-const positiveInt = z.number().int().positive();
-const price = z.object({ input: z.number().nonnegative(), output: z.number().nonnegative(), cacheWrite: z.number().nonnegative().optional(), cacheRead: z.number().nonnegative().optional() }).strict();
-
-const schema = z
-  .object({
-    $schema: z.string().optional(),
-    provider: z.enum(["anthropic", "openai"]).optional(),
-    model: z.string().min(1).optional(),
-    fallbackModel: z.string().min(1).optional(),
-    baseUrl: z.string().url().optional(),
-    contextWindow: positiveInt.optional(),
-    maxOutputTokens: positiveInt.optional(),
-    autoCompact: z.enum(["on", "off", "ask"]).optional(),
-    compactThreshold: z.number().positive().optional(),
-    summarizer: z.enum(["model", "digest"]).optional(),
-    maxTurns: positiveInt.optional(),
-    compaction: compactionConfigSchema.optional(),
-    hooks: z.record(z.string(), z.unknown()).optional(),
-    retry: z.object({ maxAttempts: positiveInt.optional(), baseMs: z.number().nonnegative().optional(), maxMs: z.number().nonnegative().optional() }).strict().optional(),
-    pricing: z.record(z.string(), price).optional(),
-    permissions: z
-      .object({ allow: z.array(z.string().min(1)).optional(), deny: z.array(z.string().min(1)).optional(), defaultMode: z.enum(PERMISSION_MODES).optional() })
-      .strict()
-      .optional(),
-    trustedFolders: z.array(z.string().min(1)).optional(),
-    idleTimeout: z.number().nonnegative().optional(),
-    reasoningContent: z.enum(["auto", "never", "tool-turns", "always"]).optional(),
-    passEnv: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be environment variable names")).optional(),
-  })
-  .strict();
-
-/** $ per million tokens, per model prefix. */
-export type Pricing = z.infer<typeof price>;
-
-/**
- * A settings file, as the schema above reads it (the type is derived from the schema, so the two
- * cannot drift), with `compaction` and `hooks` in their checked forms.
- */
-export type Settings = Omit<z.infer<typeof schema>, "$schema" | "compaction" | "hooks"> & {
-  /** Any subset of the engine's configuration (src/compaction/config.ts), checked key by key. */
-  compaction?: DeepPartial<CompactionConfig>;
-  hooks?: HooksConfig;
-};
+export { PERMISSION_MODES, type PermissionMode, type Pricing, type Settings };
 
 export const USER_SETTINGS = () => join(homedir(), ".lethe", "settings.json");
 export const WORKSPACE_SETTINGS = (workspace: string) => join(workspace, ".lethe", "settings.json");

@@ -5,7 +5,7 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { ConfigError, oneLine } from "./errors.ts";
-import type { Settings } from "./settings.ts";
+import type { Settings } from "./settings-schema.ts";
 
 /**
  * Workspace keys that need trust: hooks run shell commands; a base URL receives the API key and

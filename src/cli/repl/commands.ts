@@ -1,0 +1,100 @@
+// The REPL's slash commands, one small handler each. A handler returns false to end the session.
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { initPrompt } from "../../agent/instructions.ts";
+import { listSessions } from "../../session/paths.ts";
+import { errorLine, oneLine } from "../errors.ts";
+import { priceOf } from "../pricing.ts";
+import { contextChart, costReport, fmt, memoryReport, recentExchanges, sessionList } from "../render.ts";
+import type { Repl } from "./state.ts";
+import { runTurn } from "./turn.ts";
+
+export const HELP = `Commands:
+  /compact [instructions]  summarise the conversation now; instructions say what to keep
+  /context                 where the context's tokens go, and how far auto-compact is
+  /cost                    tokens and $ of this session (prompt-cache pricing)
+  /clear                   start a new, empty session
+  /resume [id]             list this workspace's sessions, or switch to one
+  /memory                  the project instructions (AGENTS.md, CLAUDE.md) in the system prompt
+  /init                    let the model write (or improve) AGENTS.md for this repository
+  /help                    this help
+  /exit                    quit (also Ctrl-D, or Ctrl-C twice)
+Ctrl-C while the agent works cancels the current turn; the session goes on.`;
+
+/** A command's handler: `arg` is the text after the command's name, trimmed. Returns false to quit. */
+type Command = (repl: Repl, arg: string) => void | boolean | Promise<void>;
+
+const exit: Command = () => false;
+
+const clear: Command = ({ out, session, view, print }) => {
+  if (out.isTTY) out.write("\x1b[2J\x1b[3J\x1b[H");
+  session.clear();
+  view.resetNearWarning();
+  print(`New session ${session.id}.`);
+};
+
+const init: Command = async (repl) => {
+  const { cfg, s, session, print } = repl;
+  const exists = existsSync(join(cfg.workspace, "AGENTS.md"));
+  print(s.dim(exists ? "AGENTS.md exists: asking the model to improve it…" : "Asking the model to explore the repository and write AGENTS.md…"));
+  await runTurn(repl, initPrompt(exists));
+  const loaded = session.reloadInstructions();
+  print(s.dim(`project instructions reloaded: ${loaded.files.length} file(s), ${fmt(session.instructionTokens)} tokens, in the system prompt from the next request on.`));
+};
+
+/** Without an id: this workspace's sessions. With one: switch to that session. */
+const resume: Command = ({ cfg, s, session, view, print }, arg) => {
+  if (!arg) return print(sessionList(listSessions(cfg.workspace), session.id, s));
+  try {
+    session.switchTo(arg);
+    view.resetNearWarning();
+    print(`Resumed session ${session.id} (${session.history.length} messages in context).`);
+    const recent = recentExchanges(session.history, 3, s);
+    if (recent) print(recent);
+    for (const w of session.loadWarnings) print(s.yellow(`warning: ${w}`));
+  } catch (e) {
+    print(s.red(errorLine(e)));
+  }
+};
+
+/** Compacts now; the text after /compact says what the summary must keep. Ctrl-C cancels it. */
+const compact: Command = async (repl, arg) => {
+  const { s, session, spinner, print } = repl;
+  if (session.history.length === 0) return print("Nothing to compact yet.");
+  const controller = (repl.controller = new AbortController());
+  spinner.start(`compacting (manual)${arg ? `: ${oneLine(arg, 60)}` : ""}…`);
+  try {
+    const records = await session.compact(arg || undefined, controller.signal);
+    if (records.length === 0 && !session.lastCompactSkipped) print("Nothing was compacted.");
+  } catch (e) {
+    print(controller.signal.aborted ? s.yellow("Compaction cancelled.") : s.red(errorLine(e)));
+  } finally {
+    spinner.stop();
+    repl.controller = undefined;
+  }
+};
+
+const COMMANDS: Record<string, Command> = {
+  exit,
+  quit: exit,
+  help: ({ print }) => print(HELP),
+  clear,
+  memory: ({ cfg, s, session, print }) => print(memoryReport(session.instructions, session.instructionTokens, cfg.workspace, s)),
+  init,
+  context: ({ s, session, print }) => print(contextChart(session.breakdown(), s)),
+  cost: ({ cfg, s, session, print }) => print(costReport(session.usageByModel, (m) => priceOf(m, cfg.pricing), s)),
+  resume,
+  compact,
+};
+
+/** Runs a slash command line ("/name arguments…"); resolves false when the session should end. */
+export async function runCommand(repl: Repl, line: string): Promise<boolean> {
+  const [cmd = ""] = line.slice(1).split(/\s+/);
+  const arg = line.slice(1 + cmd.length).trim();
+  const handler = Object.hasOwn(COMMANDS, cmd.toLowerCase()) ? COMMANDS[cmd.toLowerCase()]! : undefined;
+  if (!handler) {
+    repl.print(repl.s.red(`unknown command /${cmd}; /help lists the commands`));
+    return true;
+  }
+  return (await handler(repl, arg)) !== false;
+}
