@@ -1,8 +1,7 @@
-// The engine's contract: what createEngine takes (and how it is checked at the door), what its
-// methods return, and the errors it throws. The behaviour is in engine.ts.
+// The engine's contract: what createEngine takes, what its methods return, and the errors it
+// throws. The behaviour is in engine.ts; the options are checked at the door in engine-options.ts.
 import { LetheError } from "./errors.ts";
 import type { Message } from "./messages/types.ts";
-import { LetheInputError } from "./messages/input.ts";
 import type { Fix, Violation } from "./messages/invariants.ts";
 import type { CompactionConfig, DeepPartial } from "./compaction/config.ts";
 import type { PrepareResult } from "./compaction/pipeline.ts";
@@ -120,16 +119,4 @@ export interface Engine {
    * it back (without a sessionDir results are kept in memory: a host's own recall tool reads them here).
    */
   readStored(toolUseId: string): string | undefined;
-}
-
-/** Bad options are a one-line error at the door, never a NaN threshold or a layer that loops. */
-export function checkOptions(opts: EngineOptions): void {
-  if (opts === null || typeof opts !== "object") throw new LetheInputError("createEngine", `needs an options object ({ contextWindow, maxOutputTokens, … }), got ${opts === null ? "null" : typeof opts}`);
-  const { contextWindow: w, maxOutputTokens: out } = opts;
-  if (typeof w !== "number" || !Number.isSafeInteger(w) || w <= 0) throw new LetheInputError("createEngine", "", `lethe: contextWindow must be a positive whole number of tokens, got ${w === undefined ? "nothing" : JSON.stringify(w)}`);
-  if (typeof out !== "number" || !Number.isSafeInteger(out) || out < 0) throw new LetheInputError("createEngine", "", `lethe: maxOutputTokens must be a whole number of tokens ≥ 0, got ${out === undefined ? "nothing" : JSON.stringify(out)}`);
-  if (out >= w) throw new LetheInputError("createEngine", "", `lethe: maxOutputTokens (${out}) must be below contextWindow (${w})`);
-  if (opts.config !== undefined && (opts.config === null || typeof opts.config !== "object" || Array.isArray(opts.config))) throw new LetheInputError("createEngine", "", "lethe: config must be an object of compaction settings");
-  const th = opts.config?.threshold?.tokens;
-  if (typeof th === "number" && th >= w) throw new LetheInputError("createEngine", "", `lethe config: threshold.tokens (${th}) must be below contextWindow (${w})`);
 }

@@ -48,9 +48,13 @@ export function createFollower(): Follower {
 
   return {
     resolve(input) {
-      // Not a list: left to repair's input check, which says what is wrong.
-      if (!Array.isArray(input)) return (matched = -1), input;
-      matched = extendsSeen(input) ? seen.length : -1;
+      // Not a list, or one whose reading throws (a caller's Proxy): prepared as given, and
+      // repair's input check says what is wrong with it.
+      try {
+        matched = Array.isArray(input) && extendsSeen(input) ? seen.length : -1;
+      } catch {
+        matched = -1;
+      }
       if (matched < 0 || out === null) return input;
       return matched === input.length ? out.slice() : out.concat(input.slice(matched));
     },
@@ -66,9 +70,13 @@ export function createFollower(): Follower {
     },
     isLastOutput(history) {
       const last = out ?? seen;
-      if (history.length !== last.length) return false;
-      for (let i = 0; i < last.length; i++) if (history[i] !== last[i]) return false;
-      return true;
+      try {
+        if (history.length !== last.length) return false;
+        for (let i = 0; i < last.length; i++) if (history[i] !== last[i]) return false;
+        return true;
+      } catch {
+        return false; // not a readable list: repair's input check says so
+      }
     },
     replaceOutput(output) {
       out = output.slice();

@@ -6,8 +6,9 @@ import { readFileSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import type { Message } from "./messages/types.ts";
 import { LetheInputError, checkHistory, checkMessage } from "./messages/input.ts";
+import { checkUsage, configOf } from "./engine-options.ts";
 import { repair, validate } from "./messages/invariants.ts";
-import { type CompactionConfig, autoCompactThreshold, resolveConfig } from "./compaction/config.ts";
+import { type CompactionConfig, autoCompactThreshold } from "./compaction/config.ts";
 import { prepare } from "./compaction/pipeline.ts";
 import type { CompactionEvent, LayerContext, ModelWindow, SummarizeEvent, WindowLearnedEvent } from "./compaction/types.ts";
 import { createCompactor } from "./compaction/compactor.ts";
@@ -23,7 +24,8 @@ import { createFollower } from "./engine-follow.ts";
 
 const MIN_LEARNED_WINDOW = 1_024;
 
-import { type Engine, type EngineOptions, type EnginePrepareResult, InvariantError, OverWindowError, type PrepareCall, type RequestReady, checkOptions } from "./engine-contract.ts";
+import { type Engine, type EngineOptions, type EnginePrepareResult, InvariantError, OverWindowError, type PrepareCall, type RequestReady } from "./engine-contract.ts";
+import { checkOptions } from "./engine-options.ts";
 
 /** Events of layers that rewrite what was sent before (not only append to it). */
 const REWRITES = new Set<string>(["budget", "snip", "micro", "summarize", "reactive"]);
@@ -32,12 +34,7 @@ export { InvariantError, OverWindowError, type Engine, type EngineOptions, type 
 /** Creates the engine for one conversation. Bad options are a one-line LetheInputError. */
 export function createEngine(opts: EngineOptions): Engine {
   checkOptions(opts);
-  let config: CompactionConfig;
-  try {
-    config = resolveConfig(opts.config);
-  } catch (e) {
-    throw new LetheInputError("config", "", (e as Error).message);
-  }
+  const config = configOf(opts);
   const window: ModelWindow = { contextWindow: opts.contextWindow, maxOutputTokens: opts.maxOutputTokens };
   const store = opts.store ?? (opts.sessionDir ? createFileStore(join(opts.sessionDir, "tool-results")) : createMemoryStore());
   const counter = createTokenCounter(undefined, { media: opts.media ?? (/^(?:gpt|o\d|chatgpt)/i.test(opts.model ?? "") ? "openai" : "anthropic") });
@@ -285,7 +282,7 @@ export function createEngine(opts: EngineOptions): Engine {
     observe(sent, reply, usage, call = {}) {
       checkHistory(sent, "observe: sent");
       checkMessage(reply, "observe: reply");
-      if (usage === null || typeof usage !== "object") throw new LetheInputError("observe: usage", `must be the provider's usage object, got ${usage === null ? "null" : typeof usage}`);
+      usage = checkUsage(usage);
       lastResponseAt = now();
       if (rewrote) {
         rewrote = false;

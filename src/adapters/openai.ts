@@ -6,9 +6,19 @@
 // `reasoning: "tool-turns"` sends reasoning back as DeepSeek's thinking mode requires.
 import { fromOpenAI, toOpenAI } from "../messages/openai.ts";
 import type { OpenAIMessage } from "../messages/openai-types.ts";
-import { LetheInputError } from "../messages/input.ts";
+import { LetheInputError, readSafely } from "../messages/input.ts";
 import { toModelError } from "../model/errors.ts";
 import { type TrackerOptions, createTracker } from "./tracker.ts";
+
+/** Whether a message is a leading system/developer one (a message whose role cannot be read is not). */
+function isSystem(m: unknown): boolean {
+  try {
+    const role = (m as { role?: unknown } | null)?.role;
+    return role === "system" || role === "developer";
+  } catch {
+    return false;
+  }
+}
 
 /** Options of createOpenAIAdapter. */
 export interface OpenAIAdapterOptions extends TrackerOptions {
@@ -40,22 +50,29 @@ export function createOpenAIAdapter(opts: OpenAIAdapterOptions) {
     },
     /** The compacted list to send, for your whole list so far. */
     async compact(messages: readonly OpenAIMessage[]): Promise<OpenAIMessage[]> {
-      if (!Array.isArray(messages)) throw new LetheInputError("messages", `must be an array of Chat Completions messages, got ${messages === null ? "null" : typeof messages}`);
-      let lead = 0;
-      while (lead < messages.length && (messages[lead]?.role === "system" || messages[lead]?.role === "developer")) lead++;
-      system = messages.slice(0, lead);
-      const rest = messages.slice(lead);
+      // A list whose reading throws (a Proxy) is refused here; a message that does is named by fromOpenAI.
+      const rest = readSafely("messages", () => {
+        if (!Array.isArray(messages)) throw new LetheInputError("messages", `must be an array of Chat Completions messages, got ${messages === null ? "null" : typeof messages}`);
+        let lead = 0;
+        while (lead < messages.length && isSystem(messages[lead])) lead++;
+        system = messages.slice(0, lead);
+        return messages.slice(lead);
+      });
       total = rest.length;
       const sent = await tracker.prepare(rest.length, (start) => fromOpenAI(rest.slice(start)).messages);
       return out(sent);
     },
     /** Report a completion (its first choice and its usage). */
     observe(completion: CompletionLike): void {
-      const message = completion.choices[0]?.message;
+      const [message, usage] = readSafely("observe: completion", () => {
+        if (completion === null || typeof completion !== "object" || !Array.isArray(completion.choices)) throw new LetheInputError("observe: completion", "must be a ChatCompletion (with a choices list)");
+        const u = completion.usage;
+        const prompt = u?.prompt_tokens;
+        return [completion.choices[0]?.message, typeof prompt === "number" ? { input_tokens: prompt, output_tokens: u?.completion_tokens ?? 0 } : undefined] as const;
+      });
       if (!message) return;
       const reply = fromOpenAI([message as OpenAIMessage]).messages[0];
-      const u = completion.usage;
-      if (reply) tracker.observe(reply, u && typeof u.prompt_tokens === "number" ? { input_tokens: u.prompt_tokens, output_tokens: u.completion_tokens ?? 0 } : undefined);
+      if (reply) tracker.observe(reply, usage);
     },
     /**
      * compact → client.chat.completions.create({ ...params, messages }) → observe. A context-length
@@ -63,9 +80,10 @@ export function createOpenAIAdapter(opts: OpenAIAdapterOptions) {
      */
     async create<R extends CompletionLike>(client: ChatClientLike, params: { messages: OpenAIMessage[] } & Record<string, unknown>): Promise<R> {
       const send = (messages: OpenAIMessage[]) => client.chat.completions.create({ ...params, messages, stream: false } as never) as PromiseLike<R>;
+      const messages = readSafely("create: params", () => params.messages);
       let completion: R;
       try {
-        completion = await send(await adapter.compact(params.messages));
+        completion = await send(await adapter.compact(messages));
       } catch (e) {
         const overflow = toModelError(e);
         if (overflow.kind !== "prompt_too_long") throw e;

@@ -99,6 +99,8 @@ export function describeIssue(schema: z.ZodType, error: z.ZodError, prefix: read
   const path = [...prefix, ...issue.path].map(String);
   if (issue.code === "unrecognized_keys") {
     const key = issue.keys[0]!;
+    // A 1 MB key is neither echoed whole nor compared letter by letter (edit distance).
+    if (key.length > 60) return `${[...path, `${key.slice(0, 40)}…`].join(".")}: unknown key (${key.length.toLocaleString("en-US")} chars)`;
     const hint = closest(key, keysAt(schema, issue.path));
     return `${[...path, key].join(".")}: unknown key${hint ? ` (did you mean ${hint}?)` : ""}`;
   }

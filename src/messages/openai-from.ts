@@ -2,7 +2,7 @@
 // ./openai.ts for the mapping). The decoders are also what ./openai-to.ts checks its output
 // against, to write a `lethe` extension only when the plain decoding would differ.
 import { blocksOf } from "./blocks.ts";
-import { LetheInputError } from "./input.ts";
+import { show } from "./input.ts";
 import type { ContentBlock, ImageBlock, Message, ToolResultBlock, ToolResultContentBlock, ToolUseBlock } from "./types.ts";
 import type {
   OpenAIAssistantMessage,
@@ -13,7 +13,7 @@ import type {
   OpenAIUserMessage,
   OpenAIUserPart,
 } from "./openai-types.ts";
-import { type Obj, decodeArgs, decodeUserPart, encodeImage, fail, isObject, textsOf } from "./openai-shared.ts";
+import { type Obj, decodeArgs, decodeUserPart, encodeImage, fail, isObject, listLength, messageError, textsOf } from "./openai-shared.ts";
 
 // ── assistant ─────────────────────────────────────────────────────────────────────
 
@@ -112,7 +112,7 @@ function systemText(m: OpenAISystemMessage, i: number): string {
  * messages, wherever they are, join (blank-line separated) into `system`.
  */
 export function fromOpenAI(messages: readonly OpenAIMessage[]): { system?: string; messages: Message[] } {
-  if (!Array.isArray(messages as unknown)) throw new LetheInputError("fromOpenAI: messages", `must be an array of chat messages, got ${messages === null ? "null" : typeof messages}`);
+  const n = listLength("fromOpenAI", messages, "chat messages");
   const out: Message[] = [];
   const system: string[] = [];
   let pending = new Set<string>();
@@ -132,7 +132,7 @@ export function fromOpenAI(messages: readonly OpenAIMessage[]): { system?: strin
     let u = 0;
     out.push({ role: "user", content: [...order].map((c) => (c === "t" ? results[t++]! : rest[u++]!)) });
   };
-  messages.forEach((msg, i) => {
+  const one = (msg: OpenAIMessage, i: number): void => {
     let m = msg;
     if (!isObject(m)) fail("fromOpenAI", i, "is not an object");
     // The legacy role "function" (answering a function_call by name) is a tool message.
@@ -164,7 +164,7 @@ export function fromOpenAI(messages: readonly OpenAIMessage[]): { system?: strin
         }
         if (typeof m.tool_call_id === "string") answered.add(m.tool_call_id);
         if (!pending.has(m.tool_call_id)) {
-          const id = JSON.stringify(m.tool_call_id);
+          const id = show(m.tool_call_id);
           fail("fromOpenAI", i, `(tool) answers tool_call_id ${id}, which no preceding assistant tool_call has`);
         }
         if (m.lethe?.split) close();
@@ -181,9 +181,16 @@ export function fromOpenAI(messages: readonly OpenAIMessage[]): { system?: strin
         out.push({ role: "user", content: typeof m.content === "string" && !m.lethe?.blocks ? m.content : decodeUserBlocks(m, i) });
         return;
       default:
-        fail("fromOpenAI", i, `has unknown role ${JSON.stringify((m as Obj).role)}`);
+        fail("fromOpenAI", i, `has unknown role ${show((m as Obj).role)}`);
     }
-  });
+  };
+  for (let i = 0; i < n; i++) {
+    try {
+      one(messages[i]!, i);
+    } catch (e) {
+      throw messageError("fromOpenAI", i, e);
+    }
+  }
   close();
   return system.length > 0 ? { system: system.join("\n\n"), messages: out } : { messages: out };
 }

@@ -1,6 +1,8 @@
 // What both directions of the OpenAI converters (./openai-to.ts, ./openai-from.ts) use: errors,
 // tool call arguments, images and content parts.
-import { LetheInputError } from "./input.ts";
+import { LetheError } from "../errors.ts";
+import { LetheInputError, readSafely, show } from "./input.ts";
+import { jsonProblem, thrownText } from "./input-values.ts";
 import type { ContentBlock, ImageBlock } from "./types.ts";
 import type { OpenAIImagePart, OpenAITextPart, OpenAIUserPart } from "./openai-types.ts";
 
@@ -10,6 +12,28 @@ type Side = "toOpenAI" | "fromOpenAI";
 /** Throws "<side>: message <i> <what>": the converters reject what they cannot convert faithfully. */
 export function fail(side: Side, i: number, what: string): never {
   throw new LetheInputError(`${side}: message ${i}`, what, `${side}: message ${i} ${what}`);
+}
+
+/**
+ * What a converter throws for message `i` when converting it threw: lethe's own errors as they
+ * are; anything else came from reading the caller's value (a getter, a Proxy trap, a toString).
+ */
+export function messageError(side: Side, i: number, e: unknown): Error {
+  try {
+    if (e instanceof LetheError) return e;
+  } catch {
+    // a revoked Proxy thrown: not ours
+  }
+  const what = `cannot be read: ${thrownText(e)}`;
+  return new LetheInputError(`${side}: message ${i}`, what, `${side}: message ${i} ${what}`);
+}
+
+/** The messages' count, or a LetheInputError when `messages` is not a readable list. */
+export function listLength(side: Side, messages: unknown, what: string): number {
+  return readSafely(`${side}: messages`, () => {
+    if (!Array.isArray(messages)) throw new LetheInputError(`${side}: messages`, `must be an array of ${what}, got ${messages === null ? "null" : typeof messages}`);
+    return messages.length;
+  });
 }
 
 export function isObject(v: unknown): v is Obj {
@@ -30,7 +54,9 @@ export function encodeArgs(input: unknown): string {
 export function decodeArgs(args: string): unknown {
   try {
     const v: unknown = JSON.parse(args);
-    if (isObject(v)) return v;
+    // Nested past any real tool's input (or too large to walk): kept as the text it came as, as
+    // parseToolInput does, so the history stays one lethe can check and count.
+    if (isObject(v) && jsonProblem(v) === null) return v;
   } catch {
     // not JSON: kept raw below
   }
@@ -93,7 +119,7 @@ export function decodeUserPart(p: OpenAIUserPart, i: number): ContentBlock {
 }
 
 function partType(p: unknown): string {
-  return isObject(p) ? JSON.stringify(p.type) : String(p);
+  return isObject(p) ? show(p.type) : show(p);
 }
 
 /** Texts of a string | text-part list | null content. */

@@ -1,7 +1,7 @@
 // toOpenAI: lethe's Anthropic-shape history → OpenAI Chat Completions messages (see ./openai.ts
 // for the mapping). Each encoder decodes its own output (./openai-from.ts) and adds a `lethe`
 // extension only when that would not give the original back.
-import { LetheInputError, checkBlock } from "./input.ts";
+import { LetheInputError, checkBlock, show } from "./input.ts";
 import { isDeepStrictEqual } from "node:util";
 import type { ContentBlock, ImageBlock, Message, ToolResultBlock } from "./types.ts";
 import type {
@@ -14,7 +14,7 @@ import type {
   OpenAIUserMessage,
   OpenAIUserPart,
 } from "./openai-types.ts";
-import { type Obj, decodeArgs, decodeImage, decodeUserPart, encodeArgs, encodeUserPart, fail, isObject } from "./openai-shared.ts";
+import { type Obj, decodeArgs, decodeImage, decodeUserPart, encodeArgs, encodeUserPart, fail, isObject, listLength, messageError } from "./openai-shared.ts";
 import { decodeAssistant, decodeTool } from "./openai-from.ts";
 import { describeMedia } from "../tokens/media.ts";
 
@@ -207,12 +207,12 @@ function stripResult(b: ToolResultBlock, carried: ToolResultBlock["content"]): O
 
 /** Anthropic-shape history → OpenAI Chat Completions messages. */
 export function toOpenAI(messages: readonly Message[], opts: ToOpenAIOptions = {}): OpenAIMessage[] {
-  if (!Array.isArray(messages as unknown)) throw new LetheInputError("toOpenAI: messages", `must be an array of messages, got ${messages === null ? "null" : typeof messages}`);
+  const n = listLength("toOpenAI", messages, "messages");
   const strict = opts.strict === true;
   const out: OpenAIMessage[] = [];
   if (opts.system !== undefined) out.push({ role: "system", content: opts.system });
   let pending = new Set<string>(); // tool_use ids a tool message may still answer
-  messages.forEach((m, i) => {
+  const one = (m: Message, i: number): void => {
     if (!isObject(m)) fail("toOpenAI", i, "is not an object");
     const c = (m as { content?: unknown }).content;
     if (typeof c !== "string" && !Array.isArray(c)) fail("toOpenAI", i, "has content that is neither a string nor a list of blocks");
@@ -231,7 +231,7 @@ export function toOpenAI(messages: readonly Message[], opts: ToOpenAIOptions = {
       pending = new Set(typeof m.content === "string" ? [] : m.content.flatMap((b) => (b.type === "tool_use" ? [b.id] : [])));
       return;
     }
-    if (m.role !== "user") fail("toOpenAI", i, `has unknown role ${JSON.stringify((m as Obj).role)}`);
+    if (m.role !== "user") fail("toOpenAI", i, `has unknown role ${show((m as Obj).role)}`);
     const start = out.length;
     const afterTool = out.at(-1)?.role === "tool"; // fromOpenAI would join it to those tool messages
     if (typeof m.content === "string") {
@@ -248,7 +248,7 @@ export function toOpenAI(messages: readonly Message[], opts: ToOpenAIOptions = {
       }
       for (const r of results) {
         if (!pending.has(r.tool_use_id)) {
-          const id = JSON.stringify(r.tool_use_id);
+          const id = show(r.tool_use_id);
           fail("toOpenAI", i, `has a tool_result for ${id}, which the preceding assistant message did not call`);
         }
         out.push(encodeTool(r, i, strict));
@@ -271,7 +271,14 @@ export function toOpenAI(messages: readonly Message[], opts: ToOpenAIOptions = {
       }
     }
     if (!strict && afterTool) extOf(out[start]!).split = true;
-  });
+  };
+  for (let i = 0; i < n; i++) {
+    try {
+      one(messages[i]!, i);
+    } catch (e) {
+      throw messageError("toOpenAI", i, e);
+    }
+  }
   return out;
 }
 

@@ -13,7 +13,7 @@
 // - in a user message, tool_result blocks come before every other block.
 //
 // Both functions are O(total blocks) and never serialise content.
-import { checkHistory } from "./input.ts";
+import { checkHistory, show } from "./input.ts";
 import type { ContentBlock, Message, Role, ToolResultBlock } from "./types.ts";
 
 export type ViolationKind =
@@ -112,7 +112,7 @@ function check(history: readonly Message[], opts: ValidateOptions, out: Violatio
     const m = history[i]!;
     const role = m.role;
     if (role !== "user" && role !== "assistant") {
-      out.push({ kind: "role_order", index: i, message: `unknown role ${JSON.stringify(role)}` });
+      out.push({ kind: "role_order", index: i, message: `unknown role ${show(role)}` });
     } else if (i === 0 && role !== "user") {
       out.push({ kind: "role_order", index: i, message: "the first message is not a user message" });
     } else if (i > 0 && history[i - 1]!.role === role) {

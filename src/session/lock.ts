@@ -1,8 +1,10 @@
 // One writer per session. Two processes on one session (`--continue` twice at once) would
 // interleave their turns in one transcript; the second gets a one-line error naming the first.
 // The lock is a file created exclusively (O_EXCL) holding the owner's pid; a lock whose process is
-// gone (killed, crashed) is taken over.
+// gone (killed, crashed) is taken over. A folder where the lock cannot be written (a read-only
+// file system: `--continue` on a read-only mount) is a SessionStorageError line, not "EROFS … lock".
 import { LetheError } from "../errors.ts";
+import { errnoCode, storageError } from "./storage-error.ts";
 import { openSync, readFileSync, unlinkSync, writeSync, closeSync } from "node:fs";
 import { join } from "node:path";
 
@@ -34,7 +36,7 @@ export function lockSession(dir: string, sessionId: string): SessionLock {
     try {
       fd = openSync(path, "wx", 0o600);
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+      if (errnoCode(e) !== "EEXIST") throw storageError(dir, e);
       let owner = NaN;
       try {
         owner = Number.parseInt(readFileSync(path, "utf8").trim(), 10);
@@ -51,7 +53,18 @@ export function lockSession(dir: string, sessionId: string): SessionLock {
       }
       continue;
     }
-    writeSync(fd, `${process.pid}\n`);
+    try {
+      writeSync(fd, `${process.pid}\n`);
+    } catch (e) {
+      // A full disk: no lock left behind that names nobody.
+      closeSync(fd);
+      try {
+        unlinkSync(path);
+      } catch {
+        // gone already
+      }
+      throw storageError(dir, e);
+    }
     closeSync(fd);
     let released = false;
     return {

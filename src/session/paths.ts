@@ -8,11 +8,14 @@
 // filename-safe characters: 20250314-101502-123-9f86d081e2.
 import { LetheError } from "../errors.ts";
 import { randomBytes } from "node:crypto";
-import { accessSync, closeSync, constants, mkdirSync, openSync, readSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { StringDecoder } from "node:string_decoder";
 import { join, resolve } from "node:path";
 import type { Message } from "../messages/types.ts";
 import { loadTranscript, parseTranscript } from "./transcript.ts";
+import { SessionStorageError, storageError } from "./storage-error.ts";
+
+export { SessionStorageError };
 
 /** lethe's folder in a workspace. */
 export const LETHE_DIR = ".lethe";
@@ -93,39 +96,15 @@ export function ensureLetheDir(workspace: string): string {
   try {
     mkdirSync(dir, { recursive: true });
   } catch (err) {
-    throw storageError(workspace, dir, err);
+    throw storageError(dir, err, workspace);
   }
   try {
     // "wx": never overwrite a .gitignore someone already has (or is writing right now).
     writeFileSync(join(dir, ".gitignore"), "*\n", { flag: "wx" });
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw storageError(workspace, dir, err);
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw storageError(dir, err, workspace);
   }
   return dir;
-}
-
-/** The session folder cannot be created or written (a read-only or full disk). */
-export class SessionStorageError extends LetheError {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super("session_storage", message, options);
-  }
-}
-
-/**
- * Why lethe cannot keep its sessions in the workspace, in words: a read-only file system makes
- * mkdir -p report ENOENT, which would send the user looking for a missing folder.
- */
-function storageError(workspace: string, dir: string, err: unknown): Error {
-  const code = (err as NodeJS.ErrnoException).code;
-  let cause = code;
-  try {
-    accessSync(workspace, constants.W_OK);
-  } catch (e) {
-    cause = (e as NodeJS.ErrnoException).code ?? cause;
-  }
-  const why =
-    cause === "EROFS" ? "the file system is read-only" : cause === "EACCES" || cause === "EPERM" ? "permission denied" : cause === "ENOSPC" ? "the disk is full" : `${(err as Error).message}`;
-  return new SessionStorageError(`lethe: cannot keep the session in ${dir}: ${why}${cause && why !== (err as Error).message ? ` (${cause})` : ""}; run lethe in a folder you can write to`);
 }
 
 /** Creates a session folder (and tool-results/ in it); the transcript is created by openTranscript. */
@@ -135,7 +114,7 @@ export function createSessionDir(workspace: string, id: string = newSessionId())
   try {
     mkdirSync(paths.toolResults, { recursive: true });
   } catch (err) {
-    throw storageError(workspace, paths.dir, err);
+    throw storageError(paths.dir, err, workspace);
   }
   return paths;
 }

@@ -18,6 +18,8 @@ import { closeSync, fstatSync, fsyncSync, mkdirSync, openSync, readSync, writeSy
 import { randomUUID } from "node:crypto";
 import { dirname } from "node:path";
 import type { Message } from "../messages/types.ts";
+import { LetheInputError } from "../messages/input.ts";
+import { thrownText } from "../messages/input-values.ts";
 import { type BoundaryEntry, type EventEntry, type MessageEntry, type SessionHeader, TORN_TAIL_EVENT, TRANSCRIPT_VERSION, type TranscriptEntry, type TranscriptLine } from "./transcript-format.ts";
 
 export * from "./transcript-format.ts";
@@ -62,7 +64,12 @@ export interface TranscriptWriter {
 
 /** The one-line serialisation of an entry (JSON escapes every newline inside strings). */
 export function serializeEntry(entry: TranscriptLine): string {
-  return `${JSON.stringify(entry)}\n`;
+  try {
+    return `${JSON.stringify(entry)}\n`;
+  } catch (e) {
+    // A caller's message holding a BigInt, a cycle or a throwing toJSON: nothing half written.
+    throw new LetheInputError("transcript", `cannot write this ${entry.type} as JSON: ${thrownText(e)}`);
+  }
 }
 
 /** Does the file at `fd` (of `size` bytes) end in the middle of a line? */
