@@ -2,9 +2,10 @@
 // to disk; the context keeps a marker with the path and a preview. It runs first, so
 // the exact original is saved before any later layer could replace it.
 import { createHash } from "node:crypto";
-import { resultChars, resultPlainText, resultText, toolUseFor } from "../messages/blocks.ts";
+import { resultPlainText, resultText, toolUseFor } from "../messages/blocks.ts";
 import type { ContentBlock, Message, ToolResultBlock, ToolResultContentBlock } from "../messages/types.ts";
-import { describeMedia } from "../tokens/media.ts";
+import { describeMedia } from "../messages/media.ts";
+import { resultChars } from "../tokens/media.ts";
 import { resultLimitChars, resultLimitTokens } from "./config.ts";
 import { isClearedPlaceholder, isPersistedMarker, persistedMarker } from "./markers.ts";
 import type { BudgetEvent, LayerContext, LayerResult, PersistedResult } from "./types.ts";

@@ -9,7 +9,7 @@
 //   so everything older than the newest N goes, whatever the savings.
 import { resultText, toolUseFor } from "../messages/blocks.ts";
 import type { ContentBlock, Message, ToolResultBlock, ToolUseBlock } from "../messages/types.ts";
-import { describeMedia } from "../tokens/media.ts";
+import { describeMedia } from "../messages/media.ts";
 import { microMinSavings } from "./config.ts";
 import { clearedPlaceholder, describeCall, isClearedPlaceholder, isPersistedMarker, persistedPath, recordedTokens } from "./markers.ts";
 import type { ClearedResult, LayerContext, LayerResult, MicroEvent } from "./types.ts";

@@ -3,7 +3,7 @@
 // summarises the older part keeping the newest rounds whole, and retries once. When the limit
 // was bytes (413), bulky attachments go first, since tokens do not measure them.
 import type { Message, ToolResultBlock, ToolResultContentBlock } from "../messages/types.ts";
-import { describeMedia } from "../tokens/media.ts";
+import { describeMedia } from "../messages/media.ts";
 import { budget } from "./budget.ts";
 import type { BudgetEvent, LayerContext, LayerResult, SummarizeEvent } from "./types.ts";
 

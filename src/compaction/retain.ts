@@ -4,7 +4,7 @@
 import { blocksOf, toolUsesOf } from "../messages/blocks.ts";
 import type { ContentBlock, Message } from "../messages/types.ts";
 import type { TokenCounter } from "../tokens/count.ts";
-import { describeMedia } from "../tokens/media.ts";
+import { describeMedia } from "../messages/media.ts";
 
 import { ATTACHMENTS_TAG, LATEST_REQUEST_PREFIX, REBUILD_TAG, TODO_CLOSE, TODO_TAG, USER_MESSAGE_PREFIX, isLetheText, latestRequest, summary, userMessage } from "./tags.ts";
 

@@ -6,7 +6,7 @@ import type {
   ToolResultContentBlock,
   ToolUseBlock,
 } from "./types.ts";
-import { describeMedia, imageBlockTokens } from "../tokens/media.ts";
+import { describeMedia } from "./media.ts";
 
 /** The blocks of a message; a plain string becomes one text block. */
 export function blocksOf(message: Message): ContentBlock[] {
@@ -46,21 +46,6 @@ export function resultText(content: ToolResultBlock["content"]): string {
   if (content === undefined) return "";
   if (typeof content === "string") return content;
   return JSON.stringify(content);
-}
-
-/**
- * Size of a result's content in characters, cheap (no serialisation for strings). An image
- * weighs its token cost at 4 characters a token, not its base64 length: a screenshot is
- * ~1,600 tokens however many bytes encode it.
- */
-export function resultChars(content: ToolResultBlock["content"]): number {
-  if (content === undefined) return 0;
-  if (typeof content === "string") return content.length;
-  let n = 0;
-  for (const b of content as ToolResultContentBlock[]) {
-    n += b.type === "text" ? b.text.length : b.type === "image" ? 4 * imageBlockTokens(b.source) : JSON.stringify(b).length;
-  }
-  return n;
 }
 
 /** The readable text of a result (text blocks joined), for previews and search. */

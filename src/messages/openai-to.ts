@@ -16,7 +16,7 @@ import type {
 } from "./openai-types.ts";
 import { type Obj, decodeArgs, decodeImage, decodeUserPart, encodeArgs, encodeUserPart, fail, isObject, listLength, messageError } from "./openai-shared.ts";
 import { decodeAssistant, decodeTool } from "./openai-from.ts";
-import { describeMedia } from "../tokens/media.ts";
+import { describeMedia } from "./media.ts";
 
 export interface ToOpenAIOptions {
   /** Emitted as a leading `system` message. */

@@ -2,7 +2,8 @@
 // their base64 length.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { base64ImageSize, describeMedia, imageTokens, pdfInfo } from "../../src/tokens/media.ts";
+import { base64ImageSize, describeMedia, pdfInfo } from "../../src/messages/media.ts";
+import { imageTokens } from "../../src/tokens/media.ts";
 import { createTokenCounter } from "../../src/tokens/count.ts";
 import { countTokens } from "../../src/tokens/exact.ts";
 import { gif, jpeg, pdf, png, prose, webp } from "../support/media.ts";

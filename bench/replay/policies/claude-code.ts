@@ -21,7 +21,8 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ContentBlock, Message, ToolResultBlock } from "../../../src/messages/types.ts";
-import { resultChars, resultText, toolUsesOf } from "../../../src/messages/blocks.ts";
+import { resultText, toolUsesOf } from "../../../src/messages/blocks.ts";
+import { resultChars } from "../../../src/tokens/media.ts";
 import { callFiles } from "../../../src/compaction/ledger.ts";
 import { summaryInstruction, summaryRequest } from "../../../src/compaction/summarize.ts";
 import { resultFileName } from "../../../src/session/tool-results.ts";
