@@ -85,44 +85,26 @@ export function validate(history: readonly Message[], opts: ValidateOptions = {}
   return firstOnly ? Array.from(out) : out;
 }
 
+/** The state of one pass: what was found, the ids seen, the tool_use blocks awaiting results. */
+interface Pass {
+  out: Violation[];
+  seenUseIds: Set<string>;
+  /** tool_use blocks of the previous message when it is an assistant message. */
+  expected: Map<string, PendingUse> | null;
+  expectedAt: number;
+}
+
 function check(history: readonly Message[], opts: ValidateOptions, out: Violation[]): void {
-  const seenUseIds = new Set<string>();
-  // tool_use blocks of the previous message when it is an assistant message.
-  let expected: Map<string, PendingUse> | null = null;
-  let expectedAt = -1;
-
-  const closeExpected = (trailing: boolean) => {
-    if (!expected) return;
-    for (const [id, use] of expected) {
-      if (use.answered) continue;
-      out.push({
-        kind: "unanswered_tool_use",
-        index: expectedAt,
-        blockIndex: use.blockIndex,
-        toolUseId: id,
-        message: trailing
-          ? `tool_use ${id} in the last message has no result`
-          : `tool_use ${id} has no tool_result in message ${expectedAt + 1}`,
-      });
-    }
-    expected = null;
-  };
-
+  const pass: Pass = { out, seenUseIds: new Set(), expected: null, expectedAt: -1 };
   for (let i = 0; i < history.length; i++) {
     const m = history[i]!;
     const role = m.role;
-    if (role !== "user" && role !== "assistant") {
-      out.push({ kind: "role_order", index: i, message: `unknown role ${show(role)}` });
-    } else if (i === 0 && role !== "user") {
-      out.push({ kind: "role_order", index: i, message: "the first message is not a user message" });
-    } else if (i > 0 && history[i - 1]!.role === role) {
-      out.push({ kind: "role_order", index: i, message: `two ${role} messages in a row (${i - 1}, ${i})` });
-    }
+    if (role !== "user" && role !== "assistant") out.push({ kind: "role_order", index: i, message: `unknown role ${show(role)}` });
+    else if (i === 0 && role !== "user") out.push({ kind: "role_order", index: i, message: "the first message is not a user message" });
+    else if (i > 0 && history[i - 1]!.role === role) out.push({ kind: "role_order", index: i, message: `two ${role} messages in a row (${i - 1}, ${i})` });
 
-    const answering: Map<string, PendingUse> | null = role === "user" ? expected : null;
-    let uses: Map<string, PendingUse> | null = null;
     const content = m.content as unknown;
-
+    let uses: Map<string, PendingUse> | null = null;
     if (typeof content === "string") {
       if (isBlankText(content)) out.push({ kind: "empty_content", index: i, message: "empty text content" });
     } else if (!Array.isArray(content)) {
@@ -130,117 +112,77 @@ function check(history: readonly Message[], opts: ValidateOptions, out: Violatio
     } else if (content.length === 0) {
       out.push({ kind: "empty_content", index: i, message: "empty block list" });
     } else {
-      const blocks = content as ContentBlock[];
-      let blank = 0;
-      let firstBlank = out.length; // where the per-block empty_content entries start
-      let seenNonResult = false;
-      for (let k = 0; k < blocks.length; k++) {
-        const b = blocks[k]!;
-        switch (b.type) {
-          case "text":
-            seenNonResult = true;
-            if (isBlankText(b.text)) {
-              if (blank === 0) firstBlank = out.length;
-              blank++;
-              out.push({ kind: "empty_content", index: i, blockIndex: k, message: "empty text block" });
-            }
-            break;
-          case "tool_result": {
-            const id = b.tool_use_id;
-            if (role !== "user") {
-              out.push({
-                kind: "misplaced_block",
-                index: i,
-                blockIndex: k,
-                toolUseId: id,
-                message: `tool_result ${id} in an assistant message`,
-              });
-              break;
-            }
-            if (seenNonResult) {
-              out.push({
-                kind: "tool_result_not_first",
-                index: i,
-                blockIndex: k,
-                toolUseId: id,
-                message: `tool_result ${id} comes after a non-tool_result block`,
-              });
-            }
-            const use = answering?.get(id);
-            if (!use) {
-              out.push({
-                kind: "orphan_tool_result",
-                index: i,
-                blockIndex: k,
-                toolUseId: id,
-                message: `tool_result ${id} has no tool_use in the preceding assistant message`,
-              });
-            } else if (use.answered) {
-              out.push({
-                kind: "duplicate_tool_result",
-                index: i,
-                blockIndex: k,
-                toolUseId: id,
-                message: `second tool_result for tool_use ${id}`,
-              });
-            } else {
-              use.answered = true;
-            }
-            break;
-          }
-          case "tool_use": {
-            seenNonResult = true;
-            const id = b.id;
-            if (role !== "assistant") {
-              out.push({
-                kind: "misplaced_block",
-                index: i,
-                blockIndex: k,
-                toolUseId: id,
-                message: `tool_use ${id} in a user message`,
-              });
-              break;
-            }
-            uses ??= new Map();
-            if (seenUseIds.has(id)) {
-              out.push({
-                kind: "duplicate_tool_use_id",
-                index: i,
-                blockIndex: k,
-                toolUseId: id,
-                message: `tool_use id ${id} is used more than once`,
-              });
-            } else {
-              seenUseIds.add(id);
-            }
-            // A duplicate from an earlier message still pairs with its result here.
-            if (!uses.has(id)) uses.set(id, { blockIndex: k, answered: false });
-            break;
-          }
-          default:
-            seenNonResult = true;
-        }
-      }
-      if (blank === blocks.length) {
-        // All blocks are blank text: one message-level violation instead of one per block.
-        out.splice(firstBlank, blank, {
-          kind: "empty_content",
-          index: i,
-          message: "every block is empty text",
-        });
-      }
+      uses = checkBlocks(pass, i, role, content as ContentBlock[], role === "user" ? pass.expected : null);
     }
-
-    closeExpected(false);
+    closeExpected(pass, false);
     if (uses) {
-      expected = uses;
-      expectedAt = i;
+      pass.expected = uses;
+      pass.expectedAt = i;
     }
   }
-  if (!opts.allowTrailingToolUse) closeExpected(true);
+  if (!opts.allowTrailingToolUse) closeExpected(pass, true);
 
   // Unanswered uses are found one message late: restore index order (stable sort).
   out.sort((a, b) => a.index - b.index || (a.blockIndex ?? -1) - (b.blockIndex ?? -1));
+}
+
+/** Reports the previous assistant message's tool_use blocks that got no result. */
+function closeExpected(pass: Pass, trailing: boolean): void {
+  if (!pass.expected) return;
+  for (const [id, use] of pass.expected) {
+    if (use.answered) continue;
+    const message = trailing ? `tool_use ${id} in the last message has no result` : `tool_use ${id} has no tool_result in message ${pass.expectedAt + 1}`;
+    pass.out.push({ kind: "unanswered_tool_use", index: pass.expectedAt, blockIndex: use.blockIndex, toolUseId: id, message });
+  }
+  pass.expected = null;
+}
+
+/** One message's blocks; returns its tool_use blocks (an assistant message's), to be answered next. */
+function checkBlocks(pass: Pass, i: number, role: string, blocks: ContentBlock[], answering: Map<string, PendingUse> | null): Map<string, PendingUse> | null {
+  const { out } = pass;
+  let uses: Map<string, PendingUse> | null = null;
+  let blank = 0;
+  let firstBlank = out.length; // where the per-block empty_content entries start
+  let seenNonResult = false;
+  for (let k = 0; k < blocks.length; k++) {
+    const b = blocks[k]!;
+    if (b.type === "tool_result") {
+      checkResult(pass, i, k, role, b.tool_use_id, seenNonResult, answering);
+      continue;
+    }
+    seenNonResult = true;
+    if (b.type === "text" && isBlankText(b.text)) {
+      if (blank === 0) firstBlank = out.length;
+      blank++;
+      out.push({ kind: "empty_content", index: i, blockIndex: k, message: "empty text block" });
+    } else if (b.type === "tool_use") {
+      if (role !== "assistant") {
+        out.push({ kind: "misplaced_block", index: i, blockIndex: k, toolUseId: b.id, message: `tool_use ${b.id} in a user message` });
+        continue;
+      }
+      uses ??= new Map();
+      if (pass.seenUseIds.has(b.id)) out.push({ kind: "duplicate_tool_use_id", index: i, blockIndex: k, toolUseId: b.id, message: `tool_use id ${b.id} is used more than once` });
+      else pass.seenUseIds.add(b.id);
+      // A duplicate from an earlier message still pairs with its result here.
+      if (!uses.has(b.id)) uses.set(b.id, { blockIndex: k, answered: false });
+    }
+  }
+  // All blocks are blank text: one message-level violation instead of one per block.
+  if (blank === blocks.length) out.splice(firstBlank, blank, { kind: "empty_content", index: i, message: "every block is empty text" });
+  return uses;
+}
+
+function checkResult(pass: Pass, i: number, k: number, role: string, id: string, seenNonResult: boolean, answering: Map<string, PendingUse> | null): void {
+  const { out } = pass;
+  if (role !== "user") {
+    out.push({ kind: "misplaced_block", index: i, blockIndex: k, toolUseId: id, message: `tool_result ${id} in an assistant message` });
+    return;
+  }
+  if (seenNonResult) out.push({ kind: "tool_result_not_first", index: i, blockIndex: k, toolUseId: id, message: `tool_result ${id} comes after a non-tool_result block` });
+  const use = answering?.get(id);
+  if (!use) out.push({ kind: "orphan_tool_result", index: i, blockIndex: k, toolUseId: id, message: `tool_result ${id} has no tool_use in the preceding assistant message` });
+  else if (use.answered) out.push({ kind: "duplicate_tool_result", index: i, blockIndex: k, toolUseId: id, message: `second tool_result for tool_use ${id}` });
+  else use.answered = true;
 }
 
 
