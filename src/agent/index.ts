@@ -3,7 +3,7 @@
 // client; pass `toolset: createToolset()` to give it the tools.
 export { runAgent, fixedTokensOf, historyAtFailure, reportCompactions } from "./loop.ts";
 export type { AgentEvent, AgentOptions, AgentResult, AgentStop, CompactionRecord, ToolOutcome } from "./types.ts";
-export type { SubagentOptions, SubagentEngineArgs } from "./subagent.ts";
+export type { SubagentOptions, SubagentEngineArgs } from "./types.ts";
 export { systemPrompt, type PromptInfo } from "./prompt.ts";
 export {
   createToolset,

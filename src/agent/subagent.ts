@@ -6,34 +6,13 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { basename, join } from "node:path";
-import type { Engine } from "../engine.ts";
-import type { CompactionEvent } from "../compaction/types.ts";
 import { ModelError, type ModelClient } from "../model/types.ts";
 import type { RetryOptions } from "../model/retry.ts";
 import { type TranscriptWriter, openTranscript } from "../session/transcript.ts";
-import type { Tool, ToolContext } from "../tools/types.ts";
-import type { AgentEvent, AgentOptions, AgentResult, CompactionRecord } from "./types.ts";
+import type { ToolContext } from "../tools/types.ts";
+import type { AgentEvent, AgentOptions, AgentResult, CompactionRecord, SubagentOptions } from "./types.ts";
 
-/** What a subagent's own engine is built with. */
-export interface SubagentEngineArgs {
-  /** The subagent's own folder (tool-results/ and transcript.jsonl), when the parent has one. */
-  sessionDir?: string;
-  transcript?: TranscriptWriter;
-  onEvent?: (e: CompactionEvent) => void;
-}
-
-/** How the task tool's subagents are built (their engine, tools and limits). */
-export interface SubagentOptions {
-  /** The parent session's folder; subagents live in <sessionDir>/subagents/<id>/. */
-  sessionDir?: string;
-  /** Builds the subagent's own engine: same window and settings, its own state. */
-  createEngine: (args: SubagentEngineArgs) => Engine;
-  /** The subagent's tools (the task tool is removed if present: no nesting). */
-  toolset: Tool[];
-  system?: string;
-  /** Model turns a subagent may take (default 50). */
-  maxTurns?: number;
-}
+export type { SubagentEngineArgs, SubagentOptions } from "./types.ts";
 
 export interface SubagentParent {
   /** The loop that runs the subagent (the parent's own: passed in, so this module does not import it back). */
@@ -54,10 +33,10 @@ export interface SubagentParent {
   onCompaction: (r: CompactionRecord) => void;
 }
 
-let counter = 0;
-
+/** A runner for the task tool: each call runs one subagent. Ids count from 1 per runner (plus a random part). */
 export function createSubagentRunner(opts: SubagentOptions, parent: SubagentParent): NonNullable<ToolContext["runSubagent"]> {
   const toolset = opts.toolset.filter((t) => t.name !== "task");
+  let counter = 0;
   return async (prompt, { description, signal }) => {
     const id = `agent-${++counter}-${randomBytes(3).toString("hex")}`;
     let dir: string | undefined;

@@ -1,7 +1,7 @@
 // The agent loop's contract: what runAgent takes, what it reports as it goes, and what it
 // returns; and the compaction records (kind, tokens before → after) the CLI prints and the
 // headless JSON carries.
-import type { Engine } from "../engine.ts";
+import type { Engine } from "../engine/index.ts";
 import type { CompactionEvent, CompactionKind } from "../compaction/types.ts";
 import { type CompactionRecord, compactionRecords } from "../compaction/records.ts";
 import type { Message, ToolResultBlock, ToolUseBlock } from "../messages/types.ts";
@@ -10,7 +10,6 @@ import type { RetryOptions } from "../model/retry.ts";
 import type { TranscriptWriter } from "../session/transcript.ts";
 import type { Usage } from "../tokens/meter.ts";
 import type { Tool, ToolContext, ToolOutcome } from "../tools/types.ts";
-import type { SubagentOptions } from "./subagent.ts";
 
 export type { ToolOutcome };
 
@@ -26,7 +25,8 @@ export interface AgentOptions {
   toolset?: Tool[];
   /**
    * Session state the tools share (workspace, read state, todos, permission prompt). The loop
-   * sets `signal` (and `runSubagent`, when `subagents` is given) on it for the run.
+   * never writes to it: the tools run with a copy that adds this run's `signal` (and
+   * `runSubagent`, when `subagents` is given); readState and todos are the same objects.
    */
   toolContext?: ToolContext;
   /** Runs one tool call (when there is no toolset). Throwing is reported to the model as an error result. */
@@ -59,6 +59,27 @@ export interface AgentOptions {
 
 export type { CompactionRecord } from "../compaction/records.ts";
 
+/** What a subagent's own engine is built with. */
+export interface SubagentEngineArgs {
+  /** The subagent's own folder (tool-results/ and transcript.jsonl), when the parent has one. */
+  sessionDir?: string;
+  transcript?: TranscriptWriter;
+  onEvent?: (e: CompactionEvent) => void;
+}
+
+/** How the task tool's subagents are built (their engine, tools and limits). */
+export interface SubagentOptions {
+  /** The parent session's folder; subagents live in <sessionDir>/subagents/<id>/. */
+  sessionDir?: string;
+  /** Builds the subagent's own engine: same window and settings, its own state. */
+  createEngine: (args: SubagentEngineArgs) => Engine;
+  /** The subagent's tools (the task tool is removed if present: no nesting). */
+  toolset: Tool[];
+  system?: string;
+  /** Model turns a subagent may take (default 50). */
+  maxTurns?: number;
+}
+
 /** What runAgent reports as it goes (stream deltas, compactions, requests, responses, tool calls, …). */
 export type AgentEvent =
   | { type: "stream"; event: StreamEvent }
@@ -90,7 +111,6 @@ export interface AgentResult {
   /** The model that answered last (the fallback after a switch). */
   model: string;
 }
-
 
 /** Emits a compaction event for each of `events`, in order, with its record; returns the records. */
 export function reportCompactions(events: readonly CompactionEvent[], tokensAfter: number, emit: (e: AgentEvent) => void): CompactionRecord[] {

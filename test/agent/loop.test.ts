@@ -6,7 +6,7 @@ import { z } from "zod";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { CONTINUE_TEXT, INTERRUPTED_TEXT, TRUNCATED_CALL_TEXT, type AgentEvent, runAgent } from "../../src/agent/loop.ts";
-import { createEngine } from "../../src/engine.ts";
+import { createEngine } from "../../src/engine/index.ts";
 import { validate } from "../../src/messages/invariants.ts";
 import type { Message } from "../../src/messages/types.ts";
 import { loadTranscript, resumeContext } from "../../src/session/transcript.ts";

@@ -1,0 +1,70 @@
+// The compaction gate every request passes: engine.beforeRequest on the run's history, with
+// auto-compact "ask"'s question (once per crossing of the threshold, and again when the context
+// no longer fits at all), and compaction on demand (the compact tool, an approved question).
+import { type Engine, OverWindowError, type PrepareCall, type RequestReady } from "../engine/index.ts";
+import type { CompactionEvent } from "../compaction/types.ts";
+import type { Conversation } from "./conversation.ts";
+import type { AgentEvent, AgentOptions } from "./types.ts";
+
+/** What every request of a run carries besides the messages. */
+export type RunShape = PrepareCall & { fixedTokens: number };
+
+export interface CompactionGateOptions {
+  engine: Engine;
+  conversation: Conversation;
+  shape: RunShape;
+  emit: (e: AgentEvent) => void;
+  /** Reports (and records) the compactions of a result. */
+  note: (events: readonly CompactionEvent[], tokensAfter: number) => void;
+  /** The run's options: `onEvent` (is anyone listening?) and `onCompactSuggested` (ask mode). */
+  opts: Pick<AgentOptions, "onEvent" | "onCompactSuggested">;
+}
+
+export interface CompactionGate {
+  /** beforeRequest, with the "ask" mode's question when the context is over the threshold. */
+  beforeRequest(): Promise<RequestReady>;
+  /** Compacts now: kind "manual" for the compact tool, "summarize" for an approved auto-compact. */
+  compactNow(kind: "manual" | "summarize", focus?: string): Promise<RequestReady>;
+}
+
+export function createCompactionGate(g: CompactionGateOptions): CompactionGate {
+  const { engine, conversation, shape, emit, note, opts } = g;
+  let askedAtCrossing = false;
+
+  const compactNow = async (kind: "manual" | "summarize", focus?: string) => {
+    emit({ type: "compacting", kind });
+    // engine.compact's kind names who asked; an auto-compact the user approved is still "summarize".
+    const r = await engine.compact(conversation.history, { ...shape, kind, ...(focus ? { focus } : {}) });
+    note(r.events, r.tokens);
+    conversation.history = r.history;
+    askedAtCrossing = false;
+    return r;
+  };
+
+  const beforeRequest = async (): Promise<RequestReady> => {
+    let ready;
+    // Over the threshold already (before the cheap layers): a summary is likely; say so, it takes a while.
+    if (opts.onEvent && engine.config.summary.auto === "on" && engine.meter.measure(conversation.history, shape.fixedTokens) > engine.threshold) {
+      emit({ type: "compacting", kind: "summarize" });
+    }
+    try {
+      ready = await engine.beforeRequest(conversation.history, shape);
+    } catch (e) {
+      if (!(e instanceof OverWindowError) || !opts.onCompactSuggested) throw e;
+      // Ask mode, and the context no longer fits at all: compacting is the only way on.
+      if (!(await opts.onCompactSuggested({ tokens: e.tokens, threshold: engine.threshold, full: true }))) throw e;
+      return compactNow("summarize");
+    }
+    note(ready.events, ready.tokens);
+    conversation.history = ready.history;
+    const suggested = ready.events.some((e) => e.kind === "compact_suggested");
+    if (!suggested) askedAtCrossing = false;
+    if (suggested && opts.onCompactSuggested && !askedAtCrossing) {
+      askedAtCrossing = true;
+      if (await opts.onCompactSuggested({ tokens: ready.tokens, threshold: ready.threshold, full: false })) return compactNow("summarize");
+    }
+    return ready;
+  };
+
+  return { beforeRequest, compactNow };
+}
