@@ -14,7 +14,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createEngine } from "../src/engine.ts";
+import { createEngine } from "../src/engine/index.ts";
 import { repair } from "../src/messages/repair.ts";
 import type { Message } from "../src/messages/types.ts";
 

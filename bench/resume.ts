@@ -15,7 +15,7 @@ import { mkdtempSync, rmSync, statSync, utimesSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createEngine } from "../src/engine.ts";
+import { createEngine } from "../src/engine/index.ts";
 import type { Message } from "../src/messages/types.ts";
 import { createSessionDir } from "../src/session/paths.ts";
 import { recall } from "../src/session/recall.ts";

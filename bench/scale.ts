@@ -15,7 +15,7 @@ import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createEngine } from "../src/engine.ts";
+import { createEngine } from "../src/engine/index.ts";
 import type { Message } from "../src/messages/types.ts";
 import { writeJsonAtomic } from "./replay.ts";
 import { corpusRounds, freshRound } from "./rounds.ts";

@@ -23,7 +23,7 @@ import { dirname, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import type { CompactionEvent, SummarizeEvent } from "../src/compaction/types.ts";
-import { createEngine } from "../src/engine.ts";
+import { createEngine } from "../src/engine/index.ts";
 import type { ContentBlock, Message } from "../src/messages/types.ts";
 import { createAnthropicClient } from "../src/model/anthropic.ts";
 import type { ToolDefinition } from "../src/model/types.ts";

@@ -9,7 +9,7 @@
 // The SDK hands prepareStep its own, ever-growing list (the input and every step's response). The
 // adapter keeps the compacted history between steps and adds only the messages that are new, so a
 // summary is made once, not again at every step.
-import type { Engine } from "../engine.ts";
+import type { Engine } from "../engine/index.ts";
 import type { Message } from "../messages/types.ts";
 import { toModelError } from "../model/errors.ts";
 import type { ModelError } from "../model/types.ts";

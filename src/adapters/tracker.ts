@@ -2,7 +2,7 @@
 // hands it over before each model call; lethe keeps the compacted history between calls and adds
 // only what is new, so a summary is made once, not again at every call. Messages are written to
 // the transcript as they arrive (before any layer transforms them).
-import type { Engine, PrepareCall } from "../engine.ts";
+import type { Engine, PrepareCall } from "../engine/index.ts";
 import type { Message } from "../messages/types.ts";
 import type { ModelError } from "../model/types.ts";
 import type { TranscriptWriter } from "../session/transcript.ts";

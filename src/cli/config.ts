@@ -2,7 +2,7 @@
 // (flags > environment > workspace settings > user settings > defaults).
 import { realpathSync, statSync } from "node:fs";
 import { resolve } from "node:path";
-import { type CompactionConfig, type DeepPartial, autoCompactThreshold, maxThreshold, resolveConfig } from "../compaction/config.ts";
+import { type CompactionConfig, type DeepPartial, autoCompactThreshold, maxThreshold, resolveConfig, withThresholdTokens } from "../compaction/config.ts";
 import type { HooksConfig } from "../hooks/compact-hooks.ts";
 import { resolveModelInfo } from "../model/models.ts";
 import type { CliArgs } from "./args.ts";
@@ -33,7 +33,8 @@ export interface RunConfig {
   threshold: number;
   summarizer: "model" | "digest";
   maxTurns?: number;
-  compaction: DeepPartial<CompactionConfig>;
+  /** Resolved once, here: the engine takes it as it is. */
+  compaction: CompactionConfig;
   hooks?: HooksConfig;
   retry?: { maxAttempts?: number; baseMs?: number; maxMs?: number };
   pricing: Record<string, Pricing>;
@@ -159,8 +160,9 @@ export function resolveRunConfig(args: CliArgs, env: Env, opts: { cwd?: string; 
   const engineAuto = autoCompact === "ask" && opts.headless ? "on" : autoCompact;
 
   // Compaction settings, then the auto-compact mode and threshold on top.
-  const compaction: DeepPartial<CompactionConfig> = structuredClone(settings.compaction ?? {});
-  compaction.summary = { ...compaction.summary, auto: engineAuto };
+  const partial: DeepPartial<CompactionConfig> = structuredClone(settings.compaction ?? {});
+  partial.summary = { ...partial.summary, auto: engineAuto };
+  let compaction = checkedCompaction(partial);
   const window = { contextWindow: info.contextWindow, maxOutputTokens: info.maxOutputTokens };
   const wanted = args.compactThreshold ?? settings.compactThreshold;
   const warnings: string[] = [];
@@ -169,11 +171,11 @@ export function resolveRunConfig(args: CliArgs, env: Env, opts: { cwd?: string; 
     const tokens = wanted <= 1 ? Math.floor(wanted * info.contextWindow) : Math.floor(wanted);
     if (tokens >= info.contextWindow) throw new UsageError(`${flag} ${tokens} must be below the context window (${info.contextWindow} tokens)`);
     if (tokens < 1) throw new UsageError(`${flag} ${wanted} is less than one token of the ${info.contextWindow}-token window`);
-    const max = maxThreshold(window, checkedCompaction(compaction));
+    const max = maxThreshold(window, compaction);
     if (tokens > max) warnings.push(`${flag} ${tokens} leaves no room for the reply (${info.contextWindow - max} tokens reserved): auto-compact runs at ${max}`);
-    compaction.threshold = { ...compaction.threshold, tokens: Math.min(tokens, max) };
+    compaction = withThresholdTokens(compaction, Math.min(tokens, max));
   }
-  const threshold = autoCompactThreshold(window, checkedCompaction(compaction));
+  const threshold = autoCompactThreshold(window, compaction);
 
   return {
     workspace,
@@ -231,7 +233,7 @@ export async function discoverWindow(cfg: RunConfig, opts: { fetch?: typeof fetc
     : cfg.warnings;
   const maxOutputTokens = Math.min(cfg.maxOutputTokens, Math.floor(found.contextWindow / 4));
   const window = { contextWindow: found.contextWindow, maxOutputTokens };
-  const compaction = structuredClone(cfg.compaction);
-  if (compaction.threshold?.tokens !== undefined) compaction.threshold.tokens = Math.min(compaction.threshold.tokens, maxThreshold(window, checkedCompaction(compaction)));
-  return { ...cfg, warnings, contextWindow: found.contextWindow, maxOutputTokens, windowSource: found.source, compaction, threshold: autoCompactThreshold(window, checkedCompaction(compaction)) };
+  const tokens = cfg.compaction.threshold.tokens;
+  const compaction = tokens !== undefined ? withThresholdTokens(cfg.compaction, Math.min(tokens, maxThreshold(window, cfg.compaction))) : cfg.compaction;
+  return { ...cfg, warnings, contextWindow: found.contextWindow, maxOutputTokens, windowSource: found.source, compaction, threshold: autoCompactThreshold(window, compaction) };
 }

@@ -1,8 +1,8 @@
 // One CLI session: the model client, the tools, the engine, the transcript and the live
 // history, plus what the REPL's commands need (/compact, /context, /cost, /clear, /resume).
 // Headless mode and the REPL both drive the agent through this.
-import type { Engine } from "../engine.ts";
-import { createEngine } from "../engine.ts";
+import type { Engine } from "../engine/index.ts";
+import { createEngine } from "../engine/index.ts";
 import type { Message } from "../messages/types.ts";
 import { createCommandHooks } from "../hooks/compact-hooks.ts";
 import type { ModelClient, ToolDefinition } from "../model/types.ts";

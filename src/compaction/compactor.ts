@@ -169,7 +169,7 @@ export function createCompactor(opts: CompactorOptions) {
       if (opts.hooks?.preCompact) {
         const r = await opts.hooks.preCompact({ trigger, tokens: tokensBefore, focus });
         if (r?.block) {
-          emit({ kind: "compact_blocked", tokens: tokensBefore, threshold: 0, reason: r.block });
+          emit({ kind: "compact_blocked", tokens: tokensBefore, reason: r.block });
           throw new CompactionBlockedError(`lethe: compaction blocked by the PreCompact hook: ${r.block}`);
         }
         if (r?.instructions) instructions = instructions ? `${instructions}\n${r.instructions}` : r.instructions;
@@ -212,7 +212,7 @@ export function createCompactor(opts: CompactorOptions) {
       const tokensAfter = (shape.fixedTokens ?? 0) + counter.messages(built.history);
       if (trigger === "manual" && tokensAfter >= tokensBefore) {
         // /compact must never make the context larger: keep the history as it is, and say why.
-        emit({ kind: "compact_skipped", tokens: tokensBefore, threshold: 0, reason: `nothing to gain: the summary and what it keeps would be ${tokensAfter.toLocaleString("en-US")} tokens, the history is ${tokensBefore.toLocaleString("en-US")}` });
+        emit({ kind: "compact_skipped", tokens: tokensBefore, reason: `nothing to gain: the summary and what it keeps would be ${tokensAfter.toLocaleString("en-US")} tokens, the history is ${tokensBefore.toLocaleString("en-US")}` });
         return { history: [...history], event: { kind: trigger, summarizer, presummary: false, tokensBefore, tokensAfter: tokensBefore, messagesBefore: history.length, messagesAfter: history.length, freedTokens: 0, restoredFiles: [], userMessagesKept: 0, droppedForOverflow: 0 }, summary, skipped: true };
       }
       lastCompactionTurn = turn;

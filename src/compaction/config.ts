@@ -1,4 +1,5 @@
 // Defaults (SPEC.md, "Core idea") and how they scale down on small windows.
+import { LetheInputError } from "../messages/input.ts";
 import { compactionConfigSchema, describeIssue } from "./config-schema.ts";
 
 /** The model's window (declared here, not in types.ts, so the two modules do not import each other). */
@@ -174,11 +175,29 @@ export type DeepPartial<T> = {
   [K in keyof T]?: T[K] extends (infer U)[] ? U[] : T[K] extends object ? DeepPartial<T[K]> : T[K];
 };
 
+/** A setting that cannot be used: a LetheInputError (code bad_input) whose one line callers show as it is. */
+const configError = (message: string) => new LetheInputError("config", "", message);
+
+/** Configurations resolveConfig made (or adjusted with withThresholdTokens): the engine takes them as they are. */
+const RESOLVED = new WeakSet<object>();
+
+export function isResolvedConfig(c: unknown): c is CompactionConfig {
+  return typeof c === "object" && c !== null && RESOLVED.has(c);
+}
+
+/** A resolved configuration with the auto-compact threshold set to `tokens` (a whole number the caller checked). */
+export function withThresholdTokens(c: CompactionConfig, tokens: number): CompactionConfig {
+  const out = { ...c, threshold: { ...c.threshold, tokens } };
+  RESOLVED.add(out);
+  return out;
+}
+
 /** Defaults overlaid with the caller's settings; validates ranges with a clear message. */
 export function resolveConfig(partial: DeepPartial<CompactionConfig> = {}): CompactionConfig {
-  if (partial === null || typeof partial !== "object" || Array.isArray(partial)) throw new RangeError(`lethe config: the compaction config must be an object, got ${partial === null ? "null" : Array.isArray(partial) ? "an array" : typeof partial}`);
+  if (isResolvedConfig(partial)) return partial;
+  if (partial === null || typeof partial !== "object" || Array.isArray(partial)) throw configError(`lethe config: the compaction config must be an object, got ${partial === null ? "null" : Array.isArray(partial) ? "an array" : typeof partial}`);
   const checked = compactionConfigSchema.safeParse(partial);
-  if (!checked.success) throw new RangeError(`lethe config: ${describeIssue(compactionConfigSchema, checked.error)}`);
+  if (!checked.success) throw configError(`lethe config: ${describeIssue(compactionConfigSchema, checked.error)}`);
   const c: CompactionConfig = {
     budget: { ...DEFAULT_CONFIG.budget, ...partial.budget, perToolChars: { ...DEFAULT_CONFIG.budget.perToolChars, ...(partial.budget?.perToolChars as Record<string, number> | undefined) } },
     snip: { ...DEFAULT_CONFIG.snip, ...partial.snip },
@@ -193,15 +212,16 @@ export function resolveConfig(partial: DeepPartial<CompactionConfig> = {}): Comp
     ["snip.targetMessages", c.snip.targetMessages],
   ];
   for (const [name, v] of positive) {
-    if (!Number.isFinite(v) || v <= 0) throw new RangeError(`lethe config: ${name} must be a positive number (got ${v})`);
+    if (!Number.isFinite(v) || v <= 0) throw configError(`lethe config: ${name} must be a positive number (got ${v})`);
   }
   if (c.snip.targetMessages >= c.snip.triggerMessages) {
-    throw new RangeError(`lethe config: snip.targetMessages (${c.snip.targetMessages}) must be below snip.triggerMessages (${c.snip.triggerMessages})`);
+    throw configError(`lethe config: snip.targetMessages (${c.snip.targetMessages}) must be below snip.triggerMessages (${c.snip.triggerMessages})`);
   }
   if (c.snip.keepHead < 1 || c.snip.keepHead + 2 > c.snip.targetMessages) {
-    throw new RangeError(`lethe config: snip.keepHead must be at least 1 and leave room under snip.targetMessages`);
+    throw configError(`lethe config: snip.keepHead must be at least 1 and leave room under snip.targetMessages`);
   }
-  if (c.micro.keepRecent < 0) throw new RangeError(`lethe config: micro.keepRecent must be ≥ 0`);
+  if (c.micro.keepRecent < 0) throw configError(`lethe config: micro.keepRecent must be ≥ 0`);
+  RESOLVED.add(c);
   return c;
 }
 
@@ -214,6 +234,11 @@ export function autoCompactThreshold(w: ModelWindow, c: CompactionConfig = DEFAU
   const reserve = Math.min(w.maxOutputTokens, c.threshold.maxOutputReserve);
   const buffer = Math.min(c.threshold.bufferTokens, Math.floor(w.contextWindow * c.threshold.bufferWindowShare));
   return Math.max(Math.floor(w.contextWindow * 0.5), w.contextWindow - reserve - buffer);
+}
+
+/** A layer's threshold: the one its caller computed (the engine, once), else from its window and config. */
+export function thresholdOf(ctx: { window: ModelWindow; config: CompactionConfig; threshold?: number }): number {
+  return ctx.threshold ?? autoCompactThreshold(ctx.window, ctx.config);
 }
 
 /** The highest threshold that still leaves the reply its reserve inside the window. */

@@ -6,7 +6,7 @@
 // anything could replace it with a placeholder.
 import type { Message } from "../messages/types.ts";
 import { budget } from "./budget.ts";
-import { autoCompactThreshold } from "./config.ts";
+import { thresholdOf } from "./config.ts";
 import { micro } from "./micro.ts";
 import { snip } from "./snip.ts";
 import type { Layer, LayerContext, LayerEvent } from "./types.ts";
@@ -52,6 +52,6 @@ export function prepare(history: readonly Message[], ctx: LayerContext): Prepare
     if (r.event) events.push(r.event);
   }
   const tokens = (ctx.fixedTokens ?? 0) + ctx.tokens.messages(current);
-  const threshold = autoCompactThreshold(ctx.window, ctx.config);
+  const threshold = thresholdOf(ctx);
   return { history: current, reports, events, tokens, threshold, overThreshold: tokens > threshold };
 }

@@ -14,9 +14,10 @@ export interface CompactionRecord {
 /**
  * Records for a batch of events from one prepare/compact: summary events carry their own
  * numbers; the cheap layers (which report only what they freed) are given before/after by
- * walking back from the tokens measured after the batch.
+ * walking back from the tokens measured after the batch. A layer that freed nothing gets a record
+ * only with `unfreed` (the transcript logs every boundary; reports leave such a layer out).
  */
-export function compactionRecords(events: readonly CompactionEvent[], tokensAfter: number): Map<CompactionEvent, CompactionRecord> {
+export function compactionRecords(events: readonly CompactionEvent[], tokensAfter: number, opts: { unfreed?: boolean } = {}): Map<CompactionEvent, CompactionRecord> {
   const out = new Map<CompactionEvent, CompactionRecord>();
   let running = tokensAfter;
   for (let i = events.length - 1; i >= 0; i--) {
@@ -24,7 +25,7 @@ export function compactionRecords(events: readonly CompactionEvent[], tokensAfte
     if ("tokensBefore" in e) {
       out.set(e, { kind: e.kind, tokens_before: e.tokensBefore, tokens_after: e.tokensAfter });
       running = e.tokensBefore;
-    } else if ((e.kind === "budget" || e.kind === "snip" || e.kind === "micro") && e.freedTokens > 0) {
+    } else if ((e.kind === "budget" || e.kind === "snip" || e.kind === "micro") && (e.freedTokens > 0 || opts.unfreed)) {
       out.set(e, { kind: e.kind, tokens_before: running + e.freedTokens, tokens_after: running });
       running += e.freedTokens;
     }

@@ -14,7 +14,7 @@ import { blocksOf } from "../messages/blocks.ts";
 import type { ContentBlock, Message } from "../messages/types.ts";
 
 const isCarried = (text: string) => isLetheText(text) || text.startsWith(USER_MESSAGE_PREFIX);
-import { autoCompactThreshold, rebuildBudgets } from "./config.ts";
+import { rebuildBudgets, thresholdOf } from "./config.ts";
 import { ledgerOf, renderLedger } from "./ledger.ts";
 import { boundedLedger } from "./rebuild.ts";
 import { USER_MESSAGE_PREFIX, carryAttachments, isLetheText, selectUserMessages, userMessagesOf } from "./retain.ts";
@@ -71,7 +71,7 @@ export function snip(history: readonly Message[], ctx: LayerContext): LayerResul
   const none = { history: history as Message[], freedTokens: 0, event: null };
   if (!cfg.enabled || history.length <= (cfg.cacheAware ? cfg.targetMessages + 1 : cfg.triggerMessages)) return none;
   if (cfg.minThresholdShare > 0) {
-    const threshold = autoCompactThreshold(ctx.window, ctx.config);
+    const threshold = thresholdOf(ctx);
     if ((ctx.fixedTokens ?? 0) + ctx.tokens.messages(history) < cfg.minThresholdShare * threshold) return none;
   }
   const cut = snipCut(history, cfg.keepHead, cfg.targetMessages);

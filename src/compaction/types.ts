@@ -25,6 +25,8 @@ export type SummaryKind = Extract<CompactionKind, "summarize" | "reactive" | "ma
 export interface LayerContext {
   window: ModelWindow;
   config: CompactionConfig;
+  /** The auto-compact threshold for this window and config, computed once by the caller (thresholdOf computes it when absent). */
+  threshold?: number;
   tokens: TokenCounter;
   store: ToolResultStore;
   /** Clock, passed in so layers stay pure. Milliseconds since the epoch. */
@@ -129,12 +131,19 @@ export interface SummaryFailedEvent {
   breakerOpen: boolean;
 }
 
-/** A notice about compaction that changed no history (started, suggested, skipped). */
+/** A notice about compaction that changed no history (a pre-summary started, compaction suggested or near). */
 export interface CompactionNoticeEvent {
-  kind: "presummary_started" | "compact_suggested" | "compact_blocked" | "compact_skipped" | "auto_compact_near";
+  kind: "presummary_started" | "compact_suggested" | "auto_compact_near";
   tokens: number;
   threshold: number;
   reason?: string;
+}
+
+/** A compaction that was asked for and did not happen: a hook blocked it, or it had nothing to gain. */
+export interface CompactionNotDoneEvent {
+  kind: "compact_blocked" | "compact_skipped";
+  tokens: number;
+  reason: string;
 }
 
 /**
@@ -152,7 +161,7 @@ export interface WindowLearnedEvent {
 }
 
 /** Every event the engine emits. */
-export type CompactionEvent = LayerEvent | SummarizeEvent | SummaryFailedEvent | CompactionNoticeEvent | WindowLearnedEvent;
+export type CompactionEvent = LayerEvent | SummarizeEvent | SummaryFailedEvent | CompactionNoticeEvent | CompactionNotDoneEvent | WindowLearnedEvent;
 
 export interface LayerResult<E extends LayerEvent = LayerEvent> {
   history: Message[];

@@ -1,17 +1,17 @@
 // The engine's contract: what createEngine takes, what its methods return, and the errors it
 // throws. The behaviour is in engine.ts; the options are checked at the door in engine-options.ts.
-import { LetheError } from "./errors.ts";
-import type { Message } from "./messages/types.ts";
-import type { Fix, Violation } from "./messages/invariants.ts";
-import type { CompactionConfig, DeepPartial } from "./compaction/config.ts";
-import type { PrepareResult } from "./compaction/pipeline.ts";
-import type { CompactionEvent, ModelWindow, SummaryKind, ToolResultStore } from "./compaction/types.ts";
-import type { CompactHooks, Compactor, RequestShape, Summarizer } from "./compaction/compactor.ts";
-import type { ModelError } from "./model/types.ts";
-import type { TranscriptWriter } from "./session/transcript.ts";
-import type { TokenCounter } from "./tokens/count.ts";
-import type { ContextMeter, Usage } from "./tokens/meter.ts";
-import type { MediaFormula } from "./tokens/media.ts";
+import { LetheError } from "../errors.ts";
+import type { Message } from "../messages/types.ts";
+import type { Fix, Violation } from "../messages/invariants.ts";
+import type { CompactionConfig, DeepPartial } from "../compaction/config.ts";
+import type { PrepareResult } from "../compaction/pipeline.ts";
+import type { CompactionEvent, ModelWindow, SummaryKind, ToolResultStore } from "../compaction/types.ts";
+import type { CompactHooks, Compactor, RequestShape, Summarizer } from "../compaction/compactor.ts";
+import type { ModelError } from "../model/types.ts";
+import type { TranscriptWriter } from "../session/transcript.ts";
+import type { TokenCounter } from "../tokens/count.ts";
+import type { ContextMeter, Usage } from "../tokens/meter.ts";
+import type { MediaFormula } from "../tokens/media.ts";
 
 /** Options of createEngine: the window, where results and the transcript go, the summarizer, the configuration. */
 export interface EngineOptions extends ModelWindow {

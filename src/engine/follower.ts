@@ -8,7 +8,7 @@
 // order), the engine prepares the last result plus the new messages instead: exactly what a host
 // that passes back lethe's history would send, so both ways of driving give the same requests.
 // Any other input (a rewind, an edited or replaced message) is prepared as given.
-import type { Message } from "./messages/types.ts";
+import type { Message } from "../messages/types.ts";
 
 export interface Follower {
   /** The history to prepare for `input`: the last result plus what was appended since, or `input` itself. */

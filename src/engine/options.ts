@@ -2,12 +2,12 @@
 // type, in one short LetheInputError. Never Node's ERR_INVALID_ARG_TYPE from a store deep inside,
 // a typo silently ignored (`sesionDir`), a NaN threshold, or a layer that loops. Read through
 // readSafely: a caller's getter or Proxy that throws is refused the same way.
-import { closest } from "./compaction/config-schema.ts";
-import { type CompactionConfig, resolveConfig } from "./compaction/config.ts";
-import type { EngineOptions } from "./engine-contract.ts";
-import { LetheInputError, readSafely, show } from "./messages/input.ts";
-import { thrownText } from "./messages/input-values.ts";
-import type { Usage } from "./tokens/meter.ts";
+import { closest } from "../compaction/config-schema.ts";
+import { type CompactionConfig, resolveConfig } from "../compaction/config.ts";
+import type { EngineOptions } from "./contract.ts";
+import { LetheInputError, readSafely, show } from "../messages/input.ts";
+import { thrownText } from "../messages/input-values.ts";
+import type { Usage } from "../tokens/meter.ts";
 
 /** What an option must be, when `v` (never undefined) is not that; null when it is. */
 type Check = (v: unknown) => string | null;
@@ -87,8 +87,8 @@ export function configOf(opts: EngineOptions): CompactionConfig {
     return resolveConfig(opts.config);
   } catch (e) {
     // resolveConfig's own one-liners as they are; what a caller's getter or Proxy threw, in short.
-    const own = e instanceof RangeError && e.message.startsWith("lethe config:");
-    throw new LetheInputError("config", "", own ? e.message : `lethe config: cannot be read: ${thrownText(e)}`);
+    if (e instanceof LetheInputError) throw e;
+    throw new LetheInputError("config", "", `lethe config: cannot be read: ${thrownText(e)}`);
   }
 }
 

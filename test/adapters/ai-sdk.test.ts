@@ -12,7 +12,7 @@ import { createOpenAICompatible as compat5 } from "@ai-sdk/openai-compatible-v1"
 import { z } from "zod";
 import { createAISDKAdapter, fromModelMessages, toModelMessages, type AIModelMessage } from "../../src/adapters/ai-sdk.ts";
 import type { CompactionEvent } from "../../src/compaction/types.ts";
-import { createEngine } from "../../src/engine.ts";
+import { createEngine } from "../../src/engine/index.ts";
 import { validate } from "../../src/messages/invariants.ts";
 import { fromOpenAI } from "../../src/messages/openai.ts";
 import { LetheInputError } from "../../src/messages/input.ts";

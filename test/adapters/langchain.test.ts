@@ -9,7 +9,7 @@ import { AIMessage, type BaseMessage, HumanMessage, SystemMessage, ToolMessage }
 import { ChatOpenAI } from "@langchain/openai";
 import { createLangChainAdapter, fromLangChain, toLangChain } from "../../src/adapters/langchain.ts";
 import type { CompactionEvent } from "../../src/compaction/types.ts";
-import { createEngine } from "../../src/engine.ts";
+import { createEngine } from "../../src/engine/index.ts";
 import { validate } from "../../src/messages/invariants.ts";
 import { LetheInputError } from "../../src/messages/input.ts";
 import { fromOpenAI } from "../../src/messages/openai.ts";

@@ -9,7 +9,7 @@ import OpenAI from "openai";
 import Anthropic from "@anthropic-ai/sdk";
 import { createOpenAIAdapter } from "../../src/adapters/openai.ts";
 import type { CompactionEvent } from "../../src/compaction/types.ts";
-import { createEngine } from "../../src/engine.ts";
+import { createEngine } from "../../src/engine/index.ts";
 import { validate } from "../../src/messages/invariants.ts";
 import { fromOpenAI } from "../../src/messages/openai.ts";
 import type { Message } from "../../src/messages/types.ts";

@@ -2,7 +2,7 @@
 // silently disable the guards (NaN) are refused at the door with one line naming the key.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createEngine } from "../../src/engine.ts";
+import { createEngine } from "../../src/engine/index.ts";
 import { cliEnv, keyEnv, makeWorkspace, runCli } from "../cli/support.ts";
 
 test("createEngine refuses negative, NaN and wrongly typed settings with one line naming the key", () => {

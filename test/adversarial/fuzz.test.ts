@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { createEngine } from "../../src/engine.ts";
+import { createEngine } from "../../src/engine/index.ts";
 import { LetheInputError } from "../../src/messages/input.ts";
 import { fromOpenAI, toOpenAI } from "../../src/messages/openai.ts";
 import { repair, validate } from "../../src/messages/invariants.ts";

@@ -2,7 +2,7 @@
 // could not help — a 6.4 MB prompt at a 200k window sent a ~1.8M-token summary request.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createEngine } from "../../src/engine.ts";
+import { createEngine } from "../../src/engine/index.ts";
 import type { Message } from "../../src/messages/types.ts";
 import { createTokenCounter } from "../../src/tokens/count.ts";
 import { SUMMARY_REPLY, scriptedClient } from "../support/scripted-client.ts";

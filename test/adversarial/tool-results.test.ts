@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
-import { createEngine } from "../../src/engine.ts";
+import { createEngine } from "../../src/engine/index.ts";
 import type { Message } from "../../src/messages/types.ts";
 import { recall } from "../../src/session/recall.ts";
 import { type WriteIO, createFileStore, resultFileName, writeFileAtomic } from "../../src/session/tool-results.ts";

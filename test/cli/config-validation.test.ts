@@ -10,7 +10,7 @@ import { parseArgs } from "../../src/cli/args.ts";
 import { resolveRunConfig } from "../../src/cli/config.ts";
 import { errorLine } from "../../src/cli/errors.ts";
 import { loadSettings } from "../../src/cli/settings.ts";
-import { createEngine } from "../../src/engine.ts";
+import { createEngine } from "../../src/engine/index.ts";
 import { toModelError } from "../../src/model/errors.ts";
 import { openTranscript, loadTranscript } from "../../src/session/transcript.ts";
 import { scriptedClient } from "../support/scripted-client.ts";

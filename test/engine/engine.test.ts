@@ -3,10 +3,10 @@ import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createEngine } from "../src/engine.ts";
-import { validate } from "../src/messages/invariants.ts";
-import type { Message } from "../src/messages/types.ts";
-import { bashSession, calls, results, said, user } from "./support/build.ts";
+import { createEngine } from "../../src/engine/index.ts";
+import { validate } from "../../src/messages/invariants.ts";
+import type { Message } from "../../src/messages/types.ts";
+import { bashSession, calls, results, said, user } from "../support/build.ts";
 
 test("engine: huge results land in <sessionDir>/tool-results, byte for byte", () => {
   const dir = mkdtempSync(join(tmpdir(), "lethe-engine-"));
@@ -48,7 +48,7 @@ test("engine.readStored gives back what a layer moved out, with a session folder
 });
 
 test("engine: a cheap layer's boundary line in the transcript has its tokens before and after (not -1)", async () => {
-  const { openTranscript, loadTranscript } = await import("../src/session/transcript.ts");
+  const { openTranscript, loadTranscript } = await import("../../src/session/transcript.ts");
   const dir = mkdtempSync(join(tmpdir(), "lethe-engine-"));
   try {
     const transcript = openTranscript(join(dir, "t.jsonl"), { header: { id: "s", cwd: dir } });

@@ -2,11 +2,11 @@
 // same requests as a host that passes back lethe's history, and pays for what is new only.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createEngine } from "../src/engine.ts";
-import type { Message } from "../src/messages/types.ts";
-import { createMemoryStore } from "../src/session/tool-results.ts";
-import { validate } from "../src/messages/invariants.ts";
-import { calls, results, said, user } from "./support/build.ts";
+import { createEngine } from "../../src/engine/index.ts";
+import type { Message } from "../../src/messages/types.ts";
+import { createMemoryStore } from "../../src/session/tool-results.ts";
+import { validate } from "../../src/messages/invariants.ts";
+import { calls, results, said, user } from "../support/build.ts";
 
 /** Round k of a session: a bash call and its result (every 7th result huge, so budget acts). */
 function round(k: number): Message[] {

@@ -1,6 +1,6 @@
 // Child process for the crash test: runs an agent session against a fake server until killed.
 import { runAgent } from "../../src/agent/loop.ts";
-import { createEngine } from "../../src/engine.ts";
+import { createEngine } from "../../src/engine/index.ts";
 import { createAnthropicClient } from "../../src/model/anthropic.ts";
 import { openTranscript } from "../../src/session/transcript.ts";
 import { TOOLS, bigOutput } from "../support/e2e.ts";

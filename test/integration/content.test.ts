@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createEngine, type EngineOptions } from "../../src/engine.ts";
+import { createEngine, type EngineOptions } from "../../src/engine/index.ts";
 import type { CompactionEvent } from "../../src/compaction/types.ts";
 import type { DeepPartial, CompactionConfig } from "../../src/compaction/config.ts";
 import { validate } from "../../src/messages/invariants.ts";

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runAgent } from "../../src/agent/loop.ts";
-import { createEngine } from "../../src/engine.ts";
+import { createEngine } from "../../src/engine/index.ts";
 import { createAnthropicClient } from "../../src/model/anthropic.ts";
 import { validate } from "../../src/messages/invariants.ts";
 import type { Message } from "../../src/messages/types.ts";

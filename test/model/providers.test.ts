@@ -6,7 +6,7 @@ import { toOpenAI } from "../../src/messages/openai.ts";
 import { defaultReasoningShape, reasoningShapeError } from "../../src/model/openai.ts";
 import { discoverOllamaContext, mayBeOllama } from "../../src/model/ollama.ts";
 import { startFakeOpenAI } from "../support/fakes/openai.ts";
-import { createEngine } from "../../src/engine.ts";
+import { createEngine } from "../../src/engine/index.ts";
 import { ModelError } from "../../src/model/types.ts";
 import type { Message } from "../../src/messages/types.ts";
 

@@ -39,7 +39,7 @@ const SDK = /node_modules\/(?:@anthropic-ai\/sdk|openai)\//;
 test("importing `lethe` loads no provider SDK, no agent loop and not the o200k tables; `lethe/clients` does load the SDKs", () => {
   assertFreshDist();
   const root = loadedBy("lethe");
-  assert.ok(root.some((u) => u.endsWith("/dist/engine.js")), "the engine is in the root");
+  assert.ok(root.some((u) => u.endsWith("/dist/engine/index.js")), "the engine is in the root");
   assert.deepEqual(root.filter((u) => SDK.test(u)), [], "no SDK module");
   assert.deepEqual(root.filter((u) => /\/dist\/(?:agent|tools|cli)\//.test(u)), [], "no loop, tools or CLI");
   assert.deepEqual(root.filter((u) => /gpt-tokenizer/.test(u)), [], "exact counting loads on first use");

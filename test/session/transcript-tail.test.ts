@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createEngine } from "../../src/engine.ts";
+import { createEngine } from "../../src/engine/index.ts";
 import { validate } from "../../src/messages/invariants.ts";
 import type { Message } from "../../src/messages/types.ts";
 import { loadTranscript, openTranscript, resumeContext } from "../../src/session/transcript.ts";

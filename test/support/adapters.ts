@@ -1,7 +1,7 @@
 // What the framework-adapter tests share: the scripted model, the summary-request check, and an
 // engine wired to the fake OpenAI server for its summaries.
 import type { CompactionEvent } from "../../src/compaction/types.ts";
-import { createEngine } from "../../src/engine.ts";
+import { createEngine } from "../../src/engine/index.ts";
 import { createOpenAIClient } from "../../src/model/openai.ts";
 import type { TranscriptWriter } from "../../src/session/transcript.ts";
 import type { FakeServer } from "./fakes/common.ts";

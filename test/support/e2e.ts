@@ -3,7 +3,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createEngine, type EngineOptions } from "../../src/engine.ts";
+import { createEngine, type EngineOptions } from "../../src/engine/index.ts";
 import { createAnthropicClient } from "../../src/model/anthropic.ts";
 import { createOpenAIClient } from "../../src/model/openai.ts";
 import type { ModelClient, ToolDefinition } from "../../src/model/types.ts";

@@ -12,7 +12,7 @@
 // pre-summary is off (presummaryShare 0), as it is in digest mode: a replay has no model latency
 // to hide (bench:stall measures that).
 import { join } from "node:path";
-import { InvariantError, OverWindowError, createEngine } from "../../../src/engine.ts";
+import { InvariantError, OverWindowError, createEngine } from "../../../src/engine/index.ts";
 import { openTranscript } from "../../../src/session/transcript.ts";
 import { ThrashError } from "../../../src/compaction/compactor.ts";
 import type { Message } from "../../../src/messages/types.ts";

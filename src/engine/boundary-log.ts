@@ -1,0 +1,29 @@
+// The transcript's boundary lines: what each compaction removed and carried, and where a resume
+// starts (a summary's rebuilt history; a snip's head and the uuid its kept tail starts at).
+import type { Message } from "../messages/types.ts";
+import { boundaryDetails } from "../compaction/boundary.ts";
+import type { CompactionRecord } from "../compaction/records.ts";
+import type { BudgetEvent, MicroEvent, SnipEvent, SummarizeEvent } from "../compaction/types.ts";
+import type { EngineState } from "./state.ts";
+
+/** A summary (or a reactive shrink): its rebuilt history is a resume point. */
+export function logSummary(s: EngineState, e: SummarizeEvent, history: Message[], before: readonly Message[], summary?: string): void {
+  const t = s.opts.transcript;
+  if (!t) return;
+  const what = boundaryDetails(before, history, t.uuidOf?.bind(t));
+  t.appendBoundary({ kind: e.kind, tokens_before: e.tokensBefore, tokens_after: e.tokensAfter, history, summary, details: { ...e }, ...what });
+}
+
+/**
+ * A cheap layer, with the tokens measured around it (`counted`). A snip also records what it
+ * removed and its resume point: its head, and the transcript uuid where its kept tail starts.
+ */
+export function logLayer(s: EngineState, e: BudgetEvent | SnipEvent | MicroEvent, counted: CompactionRecord, before?: readonly Message[], after?: readonly Message[]): void {
+  const t = s.opts.transcript;
+  if (!t) return;
+  const uuidOf = t.uuidOf?.bind(t);
+  const what = before && after ? boundaryDetails(before, after, uuidOf) : {};
+  const tailFrom = e.kind === "snip" && before && after ? uuidOf?.(before[e.to]!) : undefined;
+  const resume = tailFrom !== undefined && e.kind === "snip" ? { head: after!.slice(0, e.from), tail_from: tailFrom } : {};
+  t.appendBoundary({ kind: e.kind, tokens_before: counted.tokens_before, tokens_after: counted.tokens_after, details: { ...e }, ...what, ...resume });
+}

@@ -1,0 +1,36 @@
+// engine.prepare: every request passes through repair first, then the cheap layers (budget,
+// snip, micro), and validate last; measured once, and its boundaries logged.
+import type { Message } from "../messages/types.ts";
+import { repair, validate } from "../messages/invariants.ts";
+import { prepare } from "../compaction/pipeline.ts";
+import { indexNewCalls } from "../compaction/ledger.ts";
+import { compactionRecords } from "../compaction/records.ts";
+import { type EnginePrepareResult, InvariantError, type PrepareCall } from "./contract.ts";
+import { logLayer } from "./boundary-log.ts";
+import { type EngineState, layerContext } from "./state.ts";
+
+/** The history, or InvariantError when a step left it invalid (a bug: never sent). */
+export function checked(history: Message[]): Message[] {
+  const violations = validate(history);
+  if (violations.length > 0) throw new InvariantError(violations);
+  return history;
+}
+
+export function prepareRequest(s: EngineState, input: readonly Message[], call: PrepareCall = {}): EnginePrepareResult {
+  const history = s.follower.resolve(input);
+  const repaired = repair(history);
+  // The file ledger is parsed a turn at a time, not all at once when a compaction walks it.
+  indexNewCalls(repaired.history, s.indexed);
+  const result = prepare(repaired.history, layerContext(s, call));
+  // repair's output is valid; only a layer that changed something needs a second look.
+  if (result.history !== repaired.history) checked(result.history);
+  const measuredTokens = s.meter.measure(result.history, call.fixedTokens ?? 0);
+  const records = result.events.length > 0 ? compactionRecords(result.events, measuredTokens, { unfreed: true }) : undefined;
+  for (const e of result.events) {
+    const snip = e.kind === "snip";
+    logLayer(s, e, records!.get(e)!, snip ? repaired.history : undefined, snip ? result.history : undefined);
+    s.emit(e);
+  }
+  s.follower.remember(input, result.history);
+  return { ...result, measuredTokens, fixes: repaired.fixes, overThreshold: measuredTokens > result.threshold };
+}

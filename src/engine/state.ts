@@ -1,0 +1,128 @@
+// What one engine holds between calls, wired once from its options: the window and threshold,
+// the store, the counter and meter, the compactor, the follower of a host's own history, and
+// the events of the calls in progress. Side effects (disk, clock, model) come in through here.
+import { readFileSync } from "node:fs";
+import { isAbsolute, join, resolve } from "node:path";
+import type { Message } from "../messages/types.ts";
+import { type CompactionConfig, autoCompactThreshold } from "../compaction/config.ts";
+import type { CompactionEvent, LayerContext, ModelWindow, ToolResultStore } from "../compaction/types.ts";
+import { type Compactor, createCompactor } from "../compaction/compactor.ts";
+import { createFileStore, createMemoryStore } from "../session/tool-results.ts";
+import { type TokenCounter, createTokenCounter } from "../tokens/count.ts";
+import { type ContextMeter, createContextMeter } from "../tokens/meter.ts";
+import { createTruncationDetector } from "../tokens/truncation.ts";
+import type { EngineOptions, PrepareCall } from "./contract.ts";
+import { type Follower, createFollower } from "./follower.ts";
+
+/** Events of layers that rewrite what was sent before (not only append to it). */
+const REWRITES = new Set<string>(["budget", "snip", "micro", "summarize", "reactive"]);
+
+export interface EngineState {
+  readonly opts: EngineOptions;
+  readonly config: CompactionConfig;
+  /** Shrinks when the server turns out to hold less (learnWindow); the threshold follows. */
+  readonly window: ModelWindow;
+  threshold: number;
+  readonly store: ToolResultStore;
+  readonly counter: TokenCounter;
+  readonly meter: ContextMeter;
+  readonly compactor: Compactor;
+  /** A host that passes its own full history every time pays for what is new, not for the session. */
+  readonly follower: Follower;
+  /** Watches the reported input for a server that silently cuts the prompt to its own context. */
+  readonly truncation: ReturnType<typeof createTruncationDetector>;
+  readonly archivePath: string | undefined;
+  /** What budget moved to the store, so a rebuilt copy of the same history is not written again. */
+  readonly persisted: NonNullable<LayerContext["persisted"]>;
+  /** Messages whose tool calls the file ledger has indexed (a turn at a time). */
+  readonly indexed: WeakSet<Message>;
+  lastResponseAt: number | undefined;
+  /** A layer rewrote the history since the last observe (growth no longer compares). */
+  rewrote: boolean;
+  /** Events from observe() (between requests): they go out with the next request's. */
+  readonly unreported: CompactionEvent[];
+  /** The event lists of the calls in progress: each gets what is emitted while it runs. */
+  readonly collecting: Set<CompactionEvent[]>;
+  emit(e: CompactionEvent): void;
+}
+
+export function createState(opts: EngineOptions, config: CompactionConfig): EngineState {
+  const window: ModelWindow = { contextWindow: opts.contextWindow, maxOutputTokens: opts.maxOutputTokens };
+  const counter = createTokenCounter(undefined, { media: opts.media ?? (/^(?:gpt|o\d|chatgpt)/i.test(opts.model ?? "") ? "openai" : "anthropic") });
+  const archivePath = opts.sessionDir ? join(opts.sessionDir, "transcript.jsonl") : undefined;
+  const collecting = new Set<CompactionEvent[]>();
+  const state: EngineState = {
+    opts,
+    config,
+    window,
+    threshold: autoCompactThreshold(window, config),
+    store: opts.store ?? (opts.sessionDir ? createFileStore(join(opts.sessionDir, "tool-results")) : createMemoryStore()),
+    counter,
+    meter: createContextMeter({ counter, model: opts.model }),
+    compactor: undefined as unknown as Compactor, // set below: it emits through the state
+    follower: createFollower(),
+    truncation: createTruncationDetector(),
+    archivePath,
+    persisted: new Map(),
+    indexed: new WeakSet(),
+    lastResponseAt: undefined,
+    rewrote: false,
+    unreported: [],
+    collecting,
+    emit(e) {
+      for (const list of collecting) list.push(e);
+      if (REWRITES.has(e.kind)) state.rewrote = true;
+      opts.onEvent?.(e);
+    },
+  };
+  (state as { compactor: Compactor }).compactor = createCompactor({
+    window,
+    config,
+    counter,
+    summarizer: opts.summarizer,
+    mode: opts.summarizerMode,
+    hooks: opts.hooks,
+    archivePath,
+    readFile: opts.readFile ?? diskReader(opts.workspace ?? process.cwd()),
+    emit: (e) => state.emit(e),
+  });
+  return state;
+}
+
+function diskReader(workspace: string): (path: string) => string | undefined {
+  return (p) => {
+    try {
+      return readFileSync(isAbsolute(p) ? p : resolve(workspace, p), "utf8");
+    } catch {
+      return undefined;
+    }
+  };
+}
+
+/** Runs `fn` and hands it the events emitted while it runs (and those observe() left for it). */
+export async function withEvents<T>(s: EngineState, fn: (events: CompactionEvent[]) => Promise<T>): Promise<T> {
+  const events: CompactionEvent[] = s.unreported.splice(0);
+  s.collecting.add(events);
+  try {
+    return await fn(events);
+  } finally {
+    s.collecting.delete(events);
+  }
+}
+
+/** What the layers get for one request: the window, the threshold, the stores and the clock. */
+export function layerContext(s: EngineState, call: PrepareCall): LayerContext {
+  return {
+    window: s.window,
+    config: s.config,
+    threshold: s.threshold,
+    tokens: s.counter,
+    store: s.store,
+    now: (s.opts.now ?? Date.now)(),
+    lastResponseAt: s.lastResponseAt,
+    archivePath: s.archivePath,
+    fixedTokens: call.fixedTokens ?? 0,
+    archived: s.opts.transcriptHoldsHistory ?? false,
+    persisted: s.persisted,
+  };
+}
