@@ -59,7 +59,9 @@ test("precedence: flags > environment > workspace settings > user settings; hook
     assert.equal(cfg.contextWindow, 50_000);
     assert.equal(cfg.maxOutputTokens, 3000);
     assert.equal(cfg.autoCompact, "off");
-    assert.deepEqual(cfg.compaction.micro, { keepRecent: 7, minResultTokens: 500 });
+    // The workspace's keepRecent over the user's; the user's minResultTokens kept (resolved once, defaults filled in).
+    assert.equal(cfg.compaction.micro.keepRecent, 7);
+    assert.equal(cfg.compaction.micro.minResultTokens, 500);
     assert.deepEqual(cfg.hooks?.PreCompact?.map((h) => h.command), ["echo user", "echo ws"]);
     assert.deepEqual(cfg.settingsFiles, [userPath, join(ws.dir, ".lethe", "settings.json")]);
     cfg = resolveRunConfig(parseArgs(["--cwd", ws.dir]), { ...env, LETHE_MODEL: "claude-sonnet-4-6" }, { headless: true, userSettingsPath: userPath });
