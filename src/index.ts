@@ -1,41 +1,72 @@
 // lethe: the package root — the engine, its layers, stores, transcripts, recall, converters and
 // errors. No provider SDK and no agent loop in its import graph: those are `lethe/clients` (the
-// SDK-backed model clients) and `lethe/agent` (the loop and the built-in tools).
-export * from "./messages/types.ts";
-export * from "./messages/blocks.ts";
+// SDK-backed model clients) and `lethe/agent` (the loop and the built-in tools). Every name is
+// listed: what a host needs, nothing of lethe's own plumbing (test/package/surface.test.ts).
+
+// The engine: the one object an agent loop calls around each request.
+export { createEngine, InvariantError, OverWindowError, type Engine, type EngineOptions, type EnginePrepareResult, type PrepareCall, type RequestReady } from "./engine/index.ts";
+
+// Messages (Anthropic's shape), their invariants, the OpenAI converters, input checks.
+export type { TextBlock, ImageBlock, ThinkingBlock, RedactedThinkingBlock, ToolUseBlock, ToolResultContentBlock, ToolResultBlock, ContentBlock, Role, Message, BlockMessage, History } from "./messages/types.ts";
+export { validate, repair, isValid, type Violation, type ViolationKind, type Fix, type FixKind } from "./messages/invariants.ts";
+export { toOpenAI, fromOpenAI } from "./messages/openai.ts";
+export type { OpenAITextPart, OpenAIImagePart, OpenAIUserPart, OpenAIToolCall, LetheExtension, OpenAISystemMessage, OpenAIUserMessage, OpenAIAssistantMessage, OpenAIToolMessage, OpenAIMessage } from "./messages/openai-types.ts";
+export { LetheInputError, checkHistory } from "./messages/input.ts";
+
+// Tokens: the estimate, the exact count, the memoised counter, the usage meter.
 export { estimateTokens } from "./tokens/estimate.ts";
 export { countTokens } from "./tokens/exact.ts";
 export { createTokenCounter, type TokenCounter } from "./tokens/count.ts";
-export * from "./compaction/types.ts";
-export * from "./compaction/config.ts";
-export { prepare, LAYERS, type PrepareResult, type LayerReport } from "./compaction/pipeline.ts";
-export { budget } from "./compaction/budget.ts";
-export { snip } from "./compaction/snip.ts";
-export { micro } from "./compaction/micro.ts";
-export { createFileStore, createMemoryStore } from "./session/tool-results.ts";
 export { createContextMeter, usageTotal, type ContextMeter, type Usage } from "./tokens/meter.ts";
-export { createEngine, InvariantError, type Engine, type EngineOptions, type EnginePrepareResult } from "./engine/index.ts";
-export { validate, repair, isValid, type Violation, type ViolationKind, type Fix, type FixKind } from "./messages/invariants.ts";
-export { toOpenAI, fromOpenAI } from "./messages/openai.ts";
-export { LetheInputError, checkHistory } from "./messages/input.ts";
-export type * from "./messages/openai-types.ts";
-export { createCompactor, ThrashError, CompactionBlockedError, type Compactor, type CompactHooks, type Summarizer } from "./compaction/compactor.ts";
-export { digest } from "./compaction/digest.ts";
-export { rebuild } from "./compaction/rebuild.ts";
-export { summarize, summaryInstruction } from "./compaction/summarize.ts";
-export { ledgerOf, type FileLedger } from "./compaction/ledger.ts";
-export { OverWindowError } from "./engine/index.ts";
-export { openTranscript, loadTranscript, resumeContext, type TranscriptWriter, type TranscriptEntry, type BoundaryEntry } from "./session/transcript.ts";
-export { recall, type RecallOptions, type RecallResult } from "./session/recall.ts";
-export * from "./session/paths.ts";
-// Model types, errors, retries and the known-model table: no SDK behind them.
-export * from "./model/types.ts";
-export * from "./model/errors.ts";
-export * from "./model/models.ts";
-export * from "./model/retry.ts";
-export { parseToolInput } from "./model/tool-input.ts";
-export { LetheError, isLetheError, EXIT_CODES, type LetheErrorCode } from "./errors.ts";
-export { TranscriptVersionError } from "./session/transcript.ts";
-export { SessionLockedError } from "./session/lock.ts";
-export { compactionRecords, type CompactionRecord } from "./compaction/records.ts";
+
+// Compaction: the configuration, the layers and their pipeline, the summary, events and records.
+export { DEFAULT_CONFIG, resolveConfig, autoCompactThreshold, type CompactionConfig, type BudgetConfig, type SnipConfig, type MicroConfig, type ThresholdConfig, type SummaryConfig, type DeepPartial } from "./compaction/config/config.ts";
+export type {
+  ModelWindow,
+  ToolResultStore,
+  CompactionKind,
+  SummaryKind,
+  LayerContext,
+  Layer,
+  LayerResult,
+  LayerEvent,
+  PersistedResult,
+  ClearedResult,
+  BudgetEvent,
+  SnipEvent,
+  MicroEvent,
+  SummarizeEvent,
+  SummaryFailedEvent,
+  CompactionNoticeEvent,
+  CompactionNotDoneEvent,
+  WindowLearnedEvent,
+  CompactionEvent,
+} from "./compaction/types.ts";
+export { prepare, LAYERS, type PrepareResult, type LayerReport } from "./compaction/pipeline.ts";
+export { budget } from "./compaction/layers/budget.ts";
+export { snip } from "./compaction/layers/snip.ts";
+export { micro } from "./compaction/layers/micro.ts";
+export { createCompactor, ThrashError, CompactionBlockedError, type Compactor, type CompactHooks, type Summarizer } from "./compaction/summary/compactor.ts";
+export { digest } from "./compaction/summary/digest.ts";
+export { rebuild } from "./compaction/summary/rebuild.ts";
+export { summarize, summaryInstruction } from "./compaction/summary/summarize.ts";
+export { ledgerOf, type FileLedger } from "./compaction/state/ledger.ts";
+export { compactionRecords, type CompactionRecord } from "./compaction/state/records.ts";
 export { createCommandHooks, parseHooksConfig, type HooksConfig, type HookCommand } from "./hooks/compact-hooks.ts";
+
+// Sessions: tool-result stores, transcripts, session folders, recall.
+export { createFileStore, createMemoryStore } from "./session/tool-results.ts";
+export { openTranscript, loadTranscript, resumeContext, TranscriptVersionError, type TranscriptWriter, type TranscriptEntry, type BoundaryEntry } from "./session/transcript.ts";
+export { sessionPaths, createSessionDir, listSessions, latestSession, resolveSession, SessionNotFoundError, SessionStorageError, type SessionPaths, type SessionSummary } from "./session/paths.ts";
+export { SessionLockedError } from "./session/lock.ts";
+export { recall, type RecallOptions, type RecallResult } from "./session/recall.ts";
+
+// Models: the client interface and its errors, retries, the known-model table (no SDK behind them).
+export { ModelError, type ModelClient, type ModelRequest, type ModelResponse, type StreamEvent, type StopReason, type ToolDefinition, type ModelErrorKind, type ModelInfo } from "./model/types.ts";
+export { toModelError } from "./model/errors.ts";
+export { withRetry, type RetryOptions, type RetryInfo } from "./model/retry.ts";
+export { KNOWN_MODELS, lookupModel, resolveModelInfo, type ModelEntry, type ModelOverrides, type ResolvedModelInfo } from "./model/models.ts";
+export { parseToolInput } from "./model/tool-input.ts";
+
+// Errors: one base with a code and the CLI's exit status.
+export { LetheError, isLetheError, EXIT_CODES, type LetheErrorCode } from "./errors.ts";

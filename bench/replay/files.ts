@@ -7,7 +7,7 @@
 // the same view at the same request.
 import { resultPlainText } from "../../src/messages/blocks.ts";
 import type { Message, ToolUseBlock } from "../../src/messages/types.ts";
-import { callFiles } from "../../src/compaction/ledger.ts";
+import { callFiles } from "../../src/compaction/state/ledger.ts";
 
 const READ_TOOLS = new Set(["read", "read_file", "open", "view", "notebookread"]);
 

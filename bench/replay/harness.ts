@@ -25,7 +25,7 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { digest } from "../../src/compaction/digest.ts";
+import { digest } from "../../src/compaction/summary/digest.ts";
 import { validate } from "../../src/messages/invariants.ts";
 import type { Message } from "../../src/messages/types.ts";
 import { resultFileName } from "../../src/session/tool-results.ts";

@@ -1,7 +1,7 @@
 // Ledger recall against ground truth: of the files each session really changed (its final
 // diff), how many the file ledger lists as modified. "Modified files 100%" in retention means
 // the ledger's files survive; this says whether the ledger's files are the right ones.
-import { ledgerOf } from "../../src/compaction/ledger.ts";
+import { ledgerOf } from "../../src/compaction/state/ledger.ts";
 import type { Session } from "./types.ts";
 
 export interface LedgerRecall {

@@ -18,8 +18,8 @@
 // An item is retained when it occurs as a substring of the rebuilt context's text: every block of
 // every message (text, thinking, tool_use name and input JSON, tool_result content).
 import type { Message } from "../../src/messages/types.ts";
-import { ledgerOf } from "../../src/compaction/ledger.ts";
-import { type CommandOutcome, commandOutcomes, shellCommandOf } from "../../src/compaction/work.ts";
+import { ledgerOf } from "../../src/compaction/state/ledger.ts";
+import { type CommandOutcome, commandOutcomes, shellCommandOf } from "../../src/compaction/state/work.ts";
 
 /** Shell commands before a compaction that retention looks for. */
 export const RETENTION_COMMANDS = 30;

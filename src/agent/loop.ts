@@ -40,7 +40,7 @@ import { type AgentOptions, type AgentResult, type AgentStop, type CompactionRec
 
 export type { AgentEvent, AgentOptions, AgentResult, AgentStop, CompactionRecord, ToolOutcome } from "./types.ts";
 export { reportCompactions } from "./types.ts";
-export { compactionRecords } from "../compaction/records.ts";
+export { compactionRecords } from "../compaction/state/records.ts";
 export { INTERRUPTED_TEXT } from "./tool-batch.ts";
 export { CONTINUE_TEXT, TRUNCATED_CALL_TEXT } from "./reply.ts";
 

@@ -3,7 +3,7 @@
 // headless JSON carries.
 import type { Engine } from "../engine/index.ts";
 import type { CompactionEvent, CompactionKind } from "../compaction/types.ts";
-import { type CompactionRecord, compactionRecords } from "../compaction/records.ts";
+import { type CompactionRecord, compactionRecords } from "../compaction/state/records.ts";
 import type { Message, ToolResultBlock, ToolUseBlock } from "../messages/types.ts";
 import type { ModelClient, ModelError, ModelResponse, StreamEvent, ToolDefinition } from "../model/types.ts";
 import type { RetryOptions } from "../model/retry.ts";
@@ -57,7 +57,7 @@ export interface AgentOptions {
   onCompactSuggested?: (info: { tokens: number; threshold: number; full: boolean }) => Promise<boolean>;
 }
 
-export type { CompactionRecord } from "../compaction/records.ts";
+export type { CompactionRecord } from "../compaction/state/records.ts";
 
 /** What a subagent's own engine is built with. */
 export interface SubagentEngineArgs {

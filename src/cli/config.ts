@@ -2,7 +2,7 @@
 // (flags > environment > workspace settings > user settings > defaults).
 import { realpathSync, statSync } from "node:fs";
 import { resolve } from "node:path";
-import { type CompactionConfig, type DeepPartial, autoCompactThreshold, maxThreshold, resolveConfig, withThresholdTokens } from "../compaction/config.ts";
+import { type CompactionConfig, type DeepPartial, autoCompactThreshold, maxThreshold, resolveConfig, withThresholdTokens } from "../compaction/config/config.ts";
 import type { HooksConfig } from "../hooks/compact-hooks.ts";
 import { resolveModelInfo } from "../model/models.ts";
 import type { CliArgs } from "./args.ts";

@@ -1,6 +1,6 @@
 // /context: where the tokens of the next request go, by kind (system and tools, project
 // instructions, the user's messages, the assistant, tool results, what compactions wrote).
-import { tagOf } from "../compaction/tags.ts";
+import { tagOf } from "../compaction/state/tags.ts";
 import { blocksOf } from "../messages/blocks.ts";
 import type { ContentBlock, Message } from "../messages/types.ts";
 import type { TokenCounter } from "../tokens/count.ts";

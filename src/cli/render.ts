@@ -5,7 +5,7 @@ import { join, relative } from "node:path";
 import type { LoadedInstructions } from "../agent/instructions.ts";
 import type { CompactionRecord } from "../agent/loop.ts";
 import type { WindowLearnedEvent } from "../compaction/types.ts";
-import { isLetheText } from "../compaction/tags.ts";
+import { isLetheText } from "../compaction/state/tags.ts";
 import type { SessionSummary } from "../session/paths.ts";
 import type { ContextBreakdown } from "./context-breakdown.ts";
 import type { FullUsage } from "./usage.ts";

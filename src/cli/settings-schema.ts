@@ -1,9 +1,9 @@
 // The settings files' schema and the Settings type derived from it. A leaf module: settings.ts
 // (loading and merging) and trust.ts (which workspace keys need trust) both build on it.
 import { z } from "zod";
-import type { CompactionConfig, DeepPartial } from "../compaction/config.ts";
+import type { CompactionConfig, DeepPartial } from "../compaction/config/config.ts";
 import type { HooksConfig } from "../hooks/compact-hooks.ts";
-import { compactionConfigSchema } from "../compaction/config-schema.ts";
+import { compactionConfigSchema } from "../compaction/config/schema.ts";
 import { PERMISSION_MODES } from "./permissions.ts";
 
 const positiveInt = z.number().int().positive();

@@ -17,10 +17,10 @@
 import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import type { CompactionConfig, DeepPartial } from "../compaction/config.ts";
+import type { CompactionConfig, DeepPartial } from "../compaction/config/config.ts";
 import { parseHooksConfig } from "../hooks/compact-hooks.ts";
 import { ConfigError, oneLine } from "./errors.ts";
-import { describeIssue } from "../compaction/config-schema.ts";
+import { describeIssue } from "../compaction/config/schema.ts";
 import { type TrustKey, keysNeedingTrust } from "./trust.ts";
 import { PERMISSION_MODES, type PermissionMode } from "./permissions.ts";
 import { type Pricing, type Settings, settingsSchema as schema } from "./settings-schema.ts";

@@ -5,10 +5,10 @@
 // budget must run before micro: it saves the full text of a huge result before
 // anything could replace it with a placeholder.
 import type { Message } from "../messages/types.ts";
-import { budget } from "./budget.ts";
-import { thresholdOf } from "./config.ts";
-import { micro } from "./micro.ts";
-import { snip } from "./snip.ts";
+import { budget } from "./layers/budget.ts";
+import { thresholdOf } from "./config/config.ts";
+import { micro } from "./layers/micro.ts";
+import { snip } from "./layers/snip.ts";
 import type { Layer, LayerContext, LayerEvent } from "./types.ts";
 
 /** The cheap layers, in the order they run. */

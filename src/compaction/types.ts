@@ -5,7 +5,7 @@
 // caller passes in, so tests run layers against an in-memory store.
 import type { Message, ToolResultBlock } from "../messages/types.ts";
 import type { TokenCounter } from "../tokens/count.ts";
-import type { CompactionConfig, ModelWindow } from "./config.ts";
+import type { CompactionConfig, ModelWindow } from "./config/config.ts";
 
 /** Where replaced tool results go. `save` must be durable when it returns. */
 export interface ToolResultStore {
@@ -15,7 +15,7 @@ export interface ToolResultStore {
   load?(toolUseId: string): string | undefined;
 }
 
-export type { ModelWindow } from "./config.ts";
+export type { ModelWindow } from "./config/config.ts";
 
 /** Every kind of compaction, once: the layers, the summaries and who asked for them. */
 export type CompactionKind = "budget" | "snip" | "micro" | "summarize" | "reactive" | "manual" | "subagent";

@@ -1,8 +1,8 @@
 // The transcript's boundary lines: what each compaction removed and carried, and where a resume
 // starts (a summary's rebuilt history; a snip's head and the uuid its kept tail starts at).
 import type { Message } from "../messages/types.ts";
-import { boundaryDetails } from "../compaction/boundary.ts";
-import type { CompactionRecord } from "../compaction/records.ts";
+import { boundaryDetails } from "../compaction/state/boundary.ts";
+import type { CompactionRecord } from "../compaction/state/records.ts";
 import type { BudgetEvent, MicroEvent, SnipEvent, SummarizeEvent } from "../compaction/types.ts";
 import type { EngineState } from "./state.ts";
 

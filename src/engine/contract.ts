@@ -3,10 +3,10 @@
 import { LetheError } from "../errors.ts";
 import type { Message } from "../messages/types.ts";
 import type { Fix, Violation } from "../messages/invariants.ts";
-import type { CompactionConfig, DeepPartial } from "../compaction/config.ts";
+import type { CompactionConfig, DeepPartial } from "../compaction/config/config.ts";
 import type { PrepareResult } from "../compaction/pipeline.ts";
 import type { CompactionEvent, ModelWindow, SummaryKind, ToolResultStore } from "../compaction/types.ts";
-import type { CompactHooks, Compactor, RequestShape, Summarizer } from "../compaction/compactor.ts";
+import type { CompactHooks, Compactor, RequestShape, Summarizer } from "../compaction/summary/compactor.ts";
 import type { ModelError } from "../model/types.ts";
 import type { TranscriptWriter } from "../session/transcript.ts";
 import type { TokenCounter } from "../tokens/count.ts";

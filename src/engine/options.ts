@@ -2,8 +2,8 @@
 // type, in one short LetheInputError. Never Node's ERR_INVALID_ARG_TYPE from a store deep inside,
 // a typo silently ignored (`sesionDir`), a NaN threshold, or a layer that loops. Read through
 // readSafely: a caller's getter or Proxy that throws is refused the same way.
-import { closest } from "../compaction/config-schema.ts";
-import { type CompactionConfig, resolveConfig } from "../compaction/config.ts";
+import { closest } from "../compaction/config/schema.ts";
+import { type CompactionConfig, resolveConfig } from "../compaction/config/config.ts";
 import type { EngineOptions } from "./contract.ts";
 import { LetheInputError, readSafely, show } from "../messages/input.ts";
 import { thrownText } from "../messages/input-values.ts";

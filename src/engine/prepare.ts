@@ -3,8 +3,8 @@
 import type { Message } from "../messages/types.ts";
 import { repair, validate } from "../messages/invariants.ts";
 import { prepare } from "../compaction/pipeline.ts";
-import { indexNewCalls } from "../compaction/ledger.ts";
-import { compactionRecords } from "../compaction/records.ts";
+import { indexNewCalls } from "../compaction/state/ledger.ts";
+import { compactionRecords } from "../compaction/state/records.ts";
 import { type EnginePrepareResult, InvariantError, type PrepareCall } from "./contract.ts";
 import { logLayer } from "./boundary-log.ts";
 import { type EngineState, layerContext } from "./state.ts";

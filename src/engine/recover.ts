@@ -3,9 +3,9 @@
 // results, and summarise only when that was not enough.
 import type { Message } from "../messages/types.ts";
 import { repair } from "../messages/invariants.ts";
-import { autoCompactThreshold } from "../compaction/config.ts";
+import { autoCompactThreshold } from "../compaction/config/config.ts";
 import type { SummarizeEvent, WindowLearnedEvent } from "../compaction/types.ts";
-import { byteTarget, shrinkBytes, shrinkFresh, shrinkOnlyEvent } from "../compaction/reactive.ts";
+import { byteTarget, shrinkBytes, shrinkFresh, shrinkOnlyEvent } from "../compaction/layers/reactive.ts";
 import type { Engine, PrepareCall, RequestReady } from "./contract.ts";
 import { logLayer, logSummary } from "./boundary-log.ts";
 import { checked } from "./prepare.ts";

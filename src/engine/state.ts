@@ -4,9 +4,9 @@
 import { readFileSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import type { Message } from "../messages/types.ts";
-import { type CompactionConfig, autoCompactThreshold } from "../compaction/config.ts";
+import { type CompactionConfig, autoCompactThreshold } from "../compaction/config/config.ts";
 import type { CompactionEvent, LayerContext, ModelWindow, ToolResultStore } from "../compaction/types.ts";
-import { type Compactor, createCompactor } from "../compaction/compactor.ts";
+import { type Compactor, createCompactor } from "../compaction/summary/compactor.ts";
 import { createFileStore, createMemoryStore } from "../session/tool-results.ts";
 import { type TokenCounter, createTokenCounter } from "../tokens/count.ts";
 import { type ContextMeter, createContextMeter } from "../tokens/meter.ts";

@@ -2,7 +2,7 @@
 // event as JSON on stdin. PreCompact's stdout adds instructions to the summary; exit code 2
 // blocks the compaction (stderr says why). Any other failure is reported, never fatal.
 import { spawn } from "node:child_process";
-import type { CompactHooks } from "../compaction/compactor.ts";
+import type { CompactHooks } from "../compaction/summary/compactor.ts";
 
 /** One hook: a shell command, its time limit, and the trigger it matches (auto or manual). */
 export interface HookCommand {

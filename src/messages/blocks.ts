@@ -3,7 +3,6 @@ import type {
   ContentBlock,
   Message,
   ToolResultBlock,
-  ToolResultContentBlock,
   ToolUseBlock,
 } from "./types.ts";
 import { describeMedia } from "./media.ts";
@@ -32,11 +31,6 @@ export function hasToolUse(message: Message): boolean {
   return message.role === "assistant" && toolUsesOf(message).length > 0;
 }
 
-/** Whether a message answers a tool call. */
-export function hasToolResult(message: Message): boolean {
-  return message.role === "user" && toolResultsOf(message).length > 0;
-}
-
 /**
  * The exact text form of a tool result's content, as written to disk when it is
  * persisted: a string stays itself; a block list is its JSON, so nothing is lost
@@ -55,13 +49,6 @@ export function resultPlainText(content: ToolResultBlock["content"]): string {
   return content
     .map((b) => (b.type === "text" ? b.text : `[${describeMedia(b)}]`))
     .join("\n");
-}
-
-/** Map tool_use id → the tool_use block, over a whole history. */
-export function toolUseIndex(history: readonly Message[]): Map<string, ToolUseBlock> {
-  const index = new Map<string, ToolUseBlock>();
-  for (const m of history) for (const u of toolUsesOf(m)) index.set(u.id, u);
-  return index;
 }
 
 /**

@@ -3,18 +3,22 @@
 // package's ChatCompletionMessageParam, plus two optional non-standard fields:
 // `reasoning_content` (DeepSeek / vLLM / OpenRouter convention) and `lethe`.
 
+/** A text part of a user message's content. */
 export interface OpenAITextPart {
   type: "text";
   text: string;
 }
 
+/** An image part of a user message's content (a URL or a data: URL). */
 export interface OpenAIImagePart {
   type: "image_url";
   image_url: { url: string; detail?: "auto" | "low" | "high" };
 }
 
+/** One part of a user message's content. */
 export type OpenAIUserPart = OpenAITextPart | OpenAIImagePart;
 
+/** A function call an assistant message makes (`tool_calls[]`). */
 export interface OpenAIToolCall {
   id: string;
   type: "function";
@@ -41,12 +45,14 @@ export interface LetheExtension {
   order?: string;
 }
 
+/** A system (or developer) message. */
 export interface OpenAISystemMessage {
   role: "system" | "developer";
   content: string | OpenAITextPart[];
   name?: string;
 }
 
+/** A user message: text, or text and image parts. */
 export interface OpenAIUserMessage {
   role: "user";
   content: string | OpenAIUserPart[];
@@ -54,6 +60,7 @@ export interface OpenAIUserMessage {
   lethe?: LetheExtension;
 }
 
+/** An assistant message: its text, tool calls, and reasoning where the server sends it. */
 export interface OpenAIAssistantMessage {
   role: "assistant";
   content?: string | OpenAITextPart[] | null;
@@ -63,6 +70,7 @@ export interface OpenAIAssistantMessage {
   lethe?: LetheExtension;
 }
 
+/** A tool's result, answering one tool call by its id. */
 export interface OpenAIToolMessage {
   role: "tool";
   tool_call_id: string;
@@ -70,6 +78,7 @@ export interface OpenAIToolMessage {
   lethe?: LetheExtension;
 }
 
+/** Any Chat Completions message lethe converts to or from. */
 export type OpenAIMessage =
   | OpenAISystemMessage
   | OpenAIUserMessage

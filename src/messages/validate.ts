@@ -14,7 +14,7 @@
 //
 // Both functions are O(total blocks) and never serialise content.
 import { checkHistory, show } from "./input.ts";
-import type { ContentBlock, Message, Role, ToolResultBlock } from "./types.ts";
+import type { ContentBlock, Message } from "./types.ts";
 
 export type ViolationKind =
   | "orphan_tool_result"

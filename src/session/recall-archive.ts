@@ -5,7 +5,7 @@ import { type Stats, closeSync, existsSync, openSync, readSync, statSync } from 
 import { join } from "node:path";
 import { resultText } from "../messages/blocks.ts";
 import type { ContentBlock, Message, ToolResultBlock, ToolUseBlock } from "../messages/types.ts";
-import { isClearedPlaceholder, isPersistedMarker } from "../compaction/markers.ts";
+import { isClearedPlaceholder, isPersistedMarker } from "../compaction/layers/markers.ts";
 import { TOOL_RESULTS_DIR, TRANSCRIPT_FILE } from "./paths.ts";
 import { resultFileName } from "./tool-results.ts";
 import { type LoadedTranscript, type MessageEntry, type TranscriptEntry, parseTranscript } from "./transcript.ts";

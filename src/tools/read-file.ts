@@ -1,6 +1,6 @@
 // read_file: a text file with line numbers (cat -n style), in bounded slices; binary files and
 // images are refused; a repeated read of an unchanged file returns a short stub.
-import { closeSync, openSync, readSync, readdirSync, statSync, type Stats } from "node:fs";
+import { closeSync, readSync, readdirSync, statSync, type Stats } from "node:fs";
 import { basename, dirname, extname } from "node:path";
 import { StringDecoder } from "node:string_decoder";
 import { z } from "zod";

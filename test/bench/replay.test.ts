@@ -22,7 +22,7 @@ import {
 import { commonPrefixMessages } from "../../bench/replay/pricing.ts";
 import { contextText, measureRetention, newestWithin, retentionItems, typedUserMessages } from "../../bench/replay/retention.ts";
 import type { Session, SummaryCall } from "../../bench/replay/types.ts";
-import { summaryInstruction, summaryRequest } from "../../src/compaction/summarize.ts";
+import { summaryInstruction, summaryRequest } from "../../src/compaction/summary/summarize.ts";
 import { validate } from "../../src/messages/invariants.ts";
 import type { Message, ToolResultBlock } from "../../src/messages/types.ts";
 import { createTokenCounter } from "../../src/tokens/count.ts";

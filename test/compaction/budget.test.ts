@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { budget } from "../../src/compaction/budget.ts";
-import { isPersistedMarker } from "../../src/compaction/markers.ts";
+import { budget } from "../../src/compaction/layers/budget.ts";
+import { isPersistedMarker } from "../../src/compaction/layers/markers.ts";
 import { bashSession, calls, context, contentOf, results, user } from "../support/build.ts";
 
 test("a result over its tool's limit goes to disk byte for byte; the context keeps a marker with path and preview", () => {

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createCompactor, ThrashError, CompactionBlockedError, samePrefix } from "../../src/compaction/compactor.ts";
-import { resolveConfig } from "../../src/compaction/config.ts";
+import { createCompactor, ThrashError, CompactionBlockedError, samePrefix } from "../../src/compaction/summary/compactor.ts";
+import { resolveConfig } from "../../src/compaction/config/config.ts";
 import type { CompactionEvent } from "../../src/compaction/types.ts";
 import { validate } from "../../src/messages/invariants.ts";
 import { ModelError } from "../../src/model/types.ts";

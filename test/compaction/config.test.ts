@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { autoCompactThreshold, microMinSavings, resolveConfig, DEFAULT_CONFIG } from "../../src/compaction/config.ts";
+import { autoCompactThreshold, microMinSavings, resolveConfig, DEFAULT_CONFIG } from "../../src/compaction/config/config.ts";
 
 test("threshold: 167k on a 200k model, buffer scaled on small windows", () => {
   assert.equal(autoCompactThreshold({ contextWindow: 200_000, maxOutputTokens: 32_000 }), 167_000);

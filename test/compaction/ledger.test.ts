@@ -1,7 +1,7 @@
 // The file ledger's memoised parts give the same answers as parsing afresh.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { indexNewCalls, ledgerOf, renderLedger, shellFiles } from "../../src/compaction/ledger.ts";
+import { indexNewCalls, ledgerOf, renderLedger, shellFiles } from "../../src/compaction/state/ledger.ts";
 import type { Message } from "../../src/messages/types.ts";
 import { calls, results, user } from "../support/build.ts";
 

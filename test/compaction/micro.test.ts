@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { micro } from "../../src/compaction/micro.ts";
-import { isClearedPlaceholder } from "../../src/compaction/markers.ts";
+import { micro } from "../../src/compaction/layers/micro.ts";
+import { isClearedPlaceholder } from "../../src/compaction/layers/markers.ts";
 import { bashSession, calls, context, contentOf, results, said, user } from "../support/build.ts";
 
 const cleared = (c: unknown) => typeof c === "string" && isClearedPlaceholder(c);

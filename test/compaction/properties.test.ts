@@ -3,13 +3,13 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { budget } from "../../src/compaction/budget.ts";
-import { micro } from "../../src/compaction/micro.ts";
-import { snip } from "../../src/compaction/snip.ts";
+import { budget } from "../../src/compaction/layers/budget.ts";
+import { micro } from "../../src/compaction/layers/micro.ts";
+import { snip } from "../../src/compaction/layers/snip.ts";
 import { prepare } from "../../src/compaction/pipeline.ts";
-import { resolveConfig } from "../../src/compaction/config.ts";
+import { resolveConfig } from "../../src/compaction/config/config.ts";
 import type { Layer, LayerContext } from "../../src/compaction/types.ts";
-import { persistedPath } from "../../src/compaction/markers.ts";
+import { persistedPath } from "../../src/compaction/layers/markers.ts";
 import { resultText, toolResultsOf, toolUsesOf } from "../../src/messages/blocks.ts";
 import type { Message, ToolResultBlock } from "../../src/messages/types.ts";
 import { validate } from "../../src/messages/invariants.ts";

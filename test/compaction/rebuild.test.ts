@@ -1,11 +1,11 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { rebuild, tailStart } from "../../src/compaction/rebuild.ts";
-import { previousSummaryOf } from "../../src/compaction/retain.ts";
-import { rebuildBudgets, autoCompactThreshold } from "../../src/compaction/config.ts";
-import { digest } from "../../src/compaction/digest.ts";
-import { ledgerOf } from "../../src/compaction/ledger.ts";
-import { userMessagesOf } from "../../src/compaction/retain.ts";
+import { rebuild, tailStart } from "../../src/compaction/summary/rebuild.ts";
+import { previousSummaryOf } from "../../src/compaction/state/retain.ts";
+import { rebuildBudgets, autoCompactThreshold } from "../../src/compaction/config/config.ts";
+import { digest } from "../../src/compaction/summary/digest.ts";
+import { ledgerOf } from "../../src/compaction/state/ledger.ts";
+import { userMessagesOf } from "../../src/compaction/state/retain.ts";
 import { validate } from "../../src/messages/invariants.ts";
 import type { Message } from "../../src/messages/types.ts";
 import { createTokenCounter } from "../../src/tokens/count.ts";

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { snip, snipCut } from "../../src/compaction/snip.ts";
+import { snip, snipCut } from "../../src/compaction/layers/snip.ts";
 import { toolResultsOf, toolUsesOf } from "../../src/messages/blocks.ts";
 import type { Message } from "../../src/messages/types.ts";
 import { bashSession, context } from "../support/build.ts";
@@ -80,8 +80,8 @@ test("snipCut never puts a tool_result at the start of the tail nor ends the hea
 
 test("the boundary carries the removed part's user messages and file ledger, once, across snips", async () => {
   const { user: u, said: s, calls: c, results: r } = await import("../support/build.ts");
-  const { userMessagesOf } = await import("../../src/compaction/retain.ts");
-  const { ledgerOf } = await import("../../src/compaction/ledger.ts");
+  const { userMessagesOf } = await import("../../src/compaction/state/retain.ts");
+  const { ledgerOf } = await import("../../src/compaction/state/ledger.ts");
   const h: Message[] = [u("task"), s("ok"), u("second")];
   for (let i = 0; i < 30; i++) {
     h.push(c(["edit_file", { path: `src/f${i}.ts` }, `e${i}`]), r([`e${i}`, "ok"]));
@@ -119,8 +119,8 @@ test("cache-aware: below the message trigger it snips once the middle is worth m
 });
 
 test("the ledger a snip carries is capped as a rebuild caps it (it used to grow with every snip), modified files first", async () => {
-  const { renderLedger } = await import("../../src/compaction/ledger.ts");
-  const { rebuildBudgets } = await import("../../src/compaction/config.ts");
+  const { renderLedger } = await import("../../src/compaction/state/ledger.ts");
+  const { rebuildBudgets } = await import("../../src/compaction/config/config.ts");
   const ctx = context({ config: noGate });
   const read = new Set(Array.from({ length: 3_000 }, (_, i) => `src/module_${i}/file_${i}.py`));
   const carried = renderLedger({ read, modified: new Set(["src/app.py"]) });

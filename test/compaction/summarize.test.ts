@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { dropOldestRounds, parseSummary, summarize, summaryInstruction, summaryRequest } from "../../src/compaction/summarize.ts";
+import { dropOldestRounds, parseSummary, summarize, summaryInstruction, summaryRequest } from "../../src/compaction/summary/summarize.ts";
 import { ModelError } from "../../src/model/types.ts";
 import { validate } from "../../src/messages/invariants.ts";
 import { createTokenCounter } from "../../src/tokens/count.ts";

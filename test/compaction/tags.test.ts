@@ -3,10 +3,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { parseLedger, renderLedger } from "../../src/compaction/ledger.ts";
-import { persistedMarker, clearedPlaceholder } from "../../src/compaction/markers.ts";
-import { todosOf, userMessagesOf, carryAttachments } from "../../src/compaction/retain.ts";
-import { isLetheText, latestRequest, persisted, cleared, tagOf, userMessage } from "../../src/compaction/tags.ts";
+import { parseLedger, renderLedger } from "../../src/compaction/state/ledger.ts";
+import { persistedMarker, clearedPlaceholder } from "../../src/compaction/layers/markers.ts";
+import { todosOf, userMessagesOf, carryAttachments } from "../../src/compaction/state/retain.ts";
+import { isLetheText, latestRequest, persisted, cleared, tagOf, userMessage } from "../../src/compaction/state/tags.ts";
 import { createTokenCounter } from "../../src/tokens/count.ts";
 import type { Message } from "../../src/messages/types.ts";
 
@@ -68,7 +68,7 @@ test("the user's own words are never taken for lethe's", () => {
 });
 
 test("the summary and restored files: parse(render(x)) = x; a summary reply's notes are read without its analysis", async () => {
-  const { summary, restoredFile, ledgerTag } = await import("../../src/compaction/tags.ts");
+  const { summary, restoredFile, ledgerTag } = await import("../../src/compaction/state/tags.ts");
   fc.assert(
     fc.property(fc.string({ maxLength: 200 }).filter((s) => !s.includes("</summary>") && s.trim() !== ""), fc.stringMatching(/^[a-z0-9_/.-]{1,40}$/), (text, path) => {
       assert.equal(summary.parse(`[lethe: note]\n\n${summary.render(text)}`), text.trim());

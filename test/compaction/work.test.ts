@@ -3,12 +3,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { type CommandOutcome, commandOutcomes, errorLine, parseWork, renderWork, workRecordOf, type WorkRecord } from "../../src/compaction/work.ts";
+import { type CommandOutcome, commandOutcomes, errorLine, parseWork, renderWork, workRecordOf, type WorkRecord } from "../../src/compaction/state/work.ts";
 import type { LayerContext } from "../../src/compaction/types.ts";
 import { createMemoryStore } from "../../src/session/tool-results.ts";
-import { snip } from "../../src/compaction/snip.ts";
-import { DEFAULT_CONFIG } from "../../src/compaction/config.ts";
-import { tagOf } from "../../src/compaction/tags.ts";
+import { snip } from "../../src/compaction/layers/snip.ts";
+import { DEFAULT_CONFIG } from "../../src/compaction/config/config.ts";
+import { tagOf } from "../../src/compaction/state/tags.ts";
 import { createTokenCounter } from "../../src/tokens/count.ts";
 import type { Message } from "../../src/messages/types.ts";
 import { measureRetention, retentionItems } from "../../bench/replay/retention.ts";

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createEngine, type EngineOptions } from "../../src/engine/index.ts";
 import type { CompactionEvent } from "../../src/compaction/types.ts";
-import type { DeepPartial, CompactionConfig } from "../../src/compaction/config.ts";
+import type { DeepPartial, CompactionConfig } from "../../src/compaction/config/config.ts";
 import { validate } from "../../src/messages/invariants.ts";
 import { toOpenAI } from "../../src/messages/openai-to.ts";
 import type { ContentBlock, Message } from "../../src/messages/types.ts";

@@ -1,5 +1,5 @@
 // The Anthropic client through the real @anthropic-ai/sdk against the local fake server.
-import { after, before, test } from "node:test";
+import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { createAnthropicClient } from "../../src/model/anthropic.ts";
 import { withRetry } from "../../src/model/retry.ts";

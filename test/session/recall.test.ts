@@ -8,7 +8,7 @@ import { createSessionDir, type SessionPaths } from "../../src/session/paths.ts"
 import { RECALL_MAX_CHARS, type RecallResult, type RecallSearch, type RecallSlice, recall } from "../../src/session/recall.ts";
 import { createFileStore } from "../../src/session/tool-results.ts";
 import { openTranscript } from "../../src/session/transcript.ts";
-import { persistedMarker } from "../../src/compaction/markers.ts";
+import { persistedMarker } from "../../src/compaction/layers/markers.ts";
 import { calls, results, said, user } from "../support/build.ts";
 
 function slice(r: RecallResult): RecallSlice {

@@ -399,15 +399,15 @@ test("resolveSession: exact id, unique prefix; unknown or unsafe ids give a one-
 }));
 
 test("latestSession picks by modification time and reads only the start of a transcript (a 3 GB one is not parsed whole)", withDir((ws) => {
-  const mk = (id: string, msgs: Message[], mtime: number) => {
+  const mk = (id: string, msgs: Message[]) => {
     const s = createSessionDir(ws, id);
     const w = openTranscript(s.transcript, { header: { id, cwd: ws, model: "m" } });
     for (const m of msgs) w.appendMessage(m);
     w.close();
     return s;
   };
-  mk("20250101-000000-000-aaaaaaaaaa", [user("old task"), said("done")], 1000);
-  const big = mk("20250102-000000-000-bbbbbbbbbb", [results(["t", "x"]), user("the big session")], 3000);
+  mk("20250101-000000-000-aaaaaaaaaa", [user("old task"), said("done")]);
+  const big = mk("20250102-000000-000-bbbbbbbbbb", [results(["t", "x"]), user("the big session")]);
   // Sparse: 3 GB on paper, nothing on disk. Reading it whole fails (over Node's 2 GB buffer limit).
   truncateSync(big.transcript, 3 * 1024 ** 3);
   utimesSync(join(ws, ".lethe", "sessions", "20250101-000000-000-aaaaaaaaaa", "transcript.jsonl"), 1000, 1000);

@@ -1,7 +1,7 @@
 // Tiny builders for hand-written histories in unit tests.
 import type { ContentBlock, Message, ToolResultBlock } from "../../src/messages/types.ts";
 import { createTokenCounter } from "../../src/tokens/count.ts";
-import { resolveConfig, type CompactionConfig, type DeepPartial } from "../../src/compaction/config.ts";
+import { resolveConfig, type CompactionConfig, type DeepPartial } from "../../src/compaction/config/config.ts";
 import { createMemoryStore } from "../../src/session/tool-results.ts";
 import type { LayerContext } from "../../src/compaction/types.ts";
 

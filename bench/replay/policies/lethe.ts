@@ -14,7 +14,7 @@
 import { join } from "node:path";
 import { InvariantError, OverWindowError, createEngine } from "../../../src/engine/index.ts";
 import { openTranscript } from "../../../src/session/transcript.ts";
-import { ThrashError } from "../../../src/compaction/compactor.ts";
+import { ThrashError } from "../../../src/compaction/summary/compactor.ts";
 import type { Message } from "../../../src/messages/types.ts";
 import type { ModelClient, ModelRequest, ModelResponse } from "../../../src/model/types.ts";
 import type { Policy, PolicySession, SummaryModel } from "../types.ts";

@@ -1,6 +1,6 @@
 // Defaults (SPEC.md, "Core idea") and how they scale down on small windows.
-import { LetheInputError } from "../messages/input.ts";
-import { compactionConfigSchema, describeIssue } from "./config-schema.ts";
+import { LetheInputError } from "../../messages/input.ts";
+import { compactionConfigSchema, describeIssue } from "./schema.ts";
 
 /** The model's window (declared here, not in types.ts, so the two modules do not import each other). */
 export interface ModelWindow {
@@ -246,8 +246,8 @@ export function maxThreshold(w: ModelWindow, c: CompactionConfig = DEFAULT_CONFI
   return w.contextWindow - Math.min(w.maxOutputTokens, c.threshold.maxOutputReserve);
 }
 
-/** The per-result character limit for a tool, after the small-window cap. */
-export function resultLimitChars(toolName: string, w: ModelWindow, c: BudgetConfig): number {
+/** The per-result character limit for a tool (the small-window cap is resultLimitTokens'). */
+export function resultLimitChars(toolName: string, c: BudgetConfig): number {
   const byTool = c.perToolChars[toolName.toLowerCase()];
   return byTool ?? c.perResultChars;
 }

@@ -7,12 +7,12 @@
 //   prompt prefix (a cache miss), so we clear in batches rather than one result a turn.
 // - idle: after a gap longer than the prompt-cache lifetime the cache is cold anyway,
 //   so everything older than the newest N goes, whatever the savings.
-import { resultText, toolUseFor } from "../messages/blocks.ts";
-import type { ContentBlock, Message, ToolResultBlock, ToolUseBlock } from "../messages/types.ts";
-import { describeMedia } from "../messages/media.ts";
-import { microMinSavings } from "./config.ts";
+import { resultText, toolUseFor } from "../../messages/blocks.ts";
+import type { ContentBlock, Message, ToolResultBlock, ToolUseBlock } from "../../messages/types.ts";
+import { describeMedia } from "../../messages/media.ts";
+import { microMinSavings } from "../config/config.ts";
 import { clearedPlaceholder, describeCall, isClearedPlaceholder, isPersistedMarker, persistedPath, recordedTokens } from "./markers.ts";
-import type { ClearedResult, LayerContext, LayerResult, MicroEvent } from "./types.ts";
+import type { ClearedResult, LayerContext, LayerResult, MicroEvent } from "../types.ts";
 
 interface Candidate {
   msg: number;

@@ -3,11 +3,11 @@
 // It is plain facts the history states: requests, files, commands and exit codes,
 // errors still open, the model's latest words. The rebuild adds the user's messages,
 // the file ledger and todos verbatim, so the digest does not repeat them.
-import { blocksOf, resultPlainText, toolResultsOf, toolUsesOf } from "../messages/blocks.ts";
-import type { Message, ToolUseBlock } from "../messages/types.ts";
-import type { TokenCounter } from "../tokens/count.ts";
-import { describeCall } from "./markers.ts";
-import { previousSummaryOf } from "./retain.ts";
+import { blocksOf, resultPlainText, toolResultsOf, toolUsesOf } from "../../messages/blocks.ts";
+import type { Message, ToolUseBlock } from "../../messages/types.ts";
+import type { TokenCounter } from "../../tokens/count.ts";
+import { describeCall } from "../layers/markers.ts";
+import { previousSummaryOf } from "../state/retain.ts";
 
 interface Outcome {
   use: ToolUseBlock;

@@ -1,13 +1,13 @@
 // rebuild: the history that replaces the old one after a summary. One user message
 // carries the continuation note, the summary, and what must survive verbatim (the user's
 // own messages, the file ledger, restored files, todos); then the newest rounds, whole.
-import { blocksOf, toolResultsOf, toolUsesOf } from "../messages/blocks.ts";
-import type { ContentBlock, Message } from "../messages/types.ts";
-import type { TokenCounter } from "../tokens/count.ts";
-import { type FileLedger, callFiles, ledgerOf, renderLedger } from "./ledger.ts";
-import { carriedWorkOf, renderWorkWithin, workRecordOf } from "./work.ts";
-import { carryAttachments, selectUserMessages, todosOf, userMessagesOf } from "./retain.ts";
-import { CONTINUE_TAG, FILES_RESTORED_TAG, REBUILD_TAG, latestRequest, restoredFile, summary, userMessage } from "./tags.ts";
+import { toolResultsOf, toolUsesOf } from "../../messages/blocks.ts";
+import type { ContentBlock, Message } from "../../messages/types.ts";
+import type { TokenCounter } from "../../tokens/count.ts";
+import { type FileLedger, callFiles, ledgerOf, renderLedger } from "../state/ledger.ts";
+import { carriedWorkOf, renderWorkWithin, workRecordOf } from "../state/work.ts";
+import { carryAttachments, selectUserMessages, todosOf, userMessagesOf } from "../state/retain.ts";
+import { CONTINUE_TAG, FILES_RESTORED_TAG, REBUILD_TAG, latestRequest, restoredFile, summary, userMessage } from "../state/tags.ts";
 
 export interface RebuildBudgets {
   /** The user's own messages, newest first (the latest always). */

@@ -2,13 +2,13 @@
 // to disk; the context keeps a marker with the path and a preview. It runs first, so
 // the exact original is saved before any later layer could replace it.
 import { createHash } from "node:crypto";
-import { resultPlainText, resultText, toolUseFor } from "../messages/blocks.ts";
-import type { ContentBlock, Message, ToolResultBlock, ToolResultContentBlock } from "../messages/types.ts";
-import { describeMedia } from "../messages/media.ts";
-import { resultChars } from "../tokens/media.ts";
-import { resultLimitChars, resultLimitTokens } from "./config.ts";
+import { resultPlainText, resultText, toolUseFor } from "../../messages/blocks.ts";
+import type { ContentBlock, Message, ToolResultBlock, ToolResultContentBlock } from "../../messages/types.ts";
+import { describeMedia } from "../../messages/media.ts";
+import { resultChars } from "../../tokens/media.ts";
+import { resultLimitChars, resultLimitTokens } from "../config/config.ts";
 import { isClearedPlaceholder, isPersistedMarker, persistedMarker } from "./markers.ts";
-import type { BudgetEvent, LayerContext, LayerResult, PersistedResult } from "./types.ts";
+import type { BudgetEvent, LayerContext, LayerResult, PersistedResult } from "../types.ts";
 
 /** Results remembered as moved (the oldest are forgotten first; a forgotten one is written again). */
 const PERSISTED_MEMO = 4_096;
@@ -97,7 +97,7 @@ export function budget(history: readonly Message[], ctx: LayerContext): LayerRes
       if (chars <= minLimit && (chars + 8 <= maxTokens || ctx.tokens.block(b) <= maxTokens)) continue;
       if (alreadyCompact(b)) continue;
       const name = toolUseFor(history, i, b.tool_use_id)?.name ?? "unknown";
-      if (chars <= resultLimitChars(name, ctx.window, cfg) && ctx.tokens.block(b) <= maxTokens) continue;
+      if (chars <= resultLimitChars(name, cfg) && ctx.tokens.block(b) <= maxTokens) continue;
       const done = persist(b, name, ctx);
       if (!done) continue;
       blocks ??= m.content.slice();

@@ -1,8 +1,8 @@
 // The plain-text markers layers leave behind. Each one says what was there and how
 // to get it back, so the model can act on it (re-run, re-read, or recall).
-import type { ToolUseBlock } from "../messages/types.ts";
+import type { ToolUseBlock } from "../../messages/types.ts";
 
-import { CLEARED_PREFIX, PERSISTED_CLOSE, PERSISTED_TAG, SNIP_PREFIX, cleared, persisted } from "./tags.ts";
+import { CLEARED_PREFIX, PERSISTED_CLOSE, PERSISTED_TAG, SNIP_PREFIX, cleared, persisted } from "../state/tags.ts";
 
 export { CLEARED_PREFIX, PERSISTED_TAG, SNIP_PREFIX };
 

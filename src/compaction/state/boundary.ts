@@ -2,7 +2,7 @@
 // uuids, each tool call whose result left the context and where its full text lives now) and what
 // it carried into the new context (the user's messages, the file ledger, restored files, todos,
 // attachments). Pure: the transcript's uuid lookup is passed in.
-import type { Message } from "../messages/types.ts";
+import type { Message } from "../../messages/types.ts";
 import { parseLedger } from "./ledger.ts";
 import { ledgerTag, persisted, restoredFile, tagOf } from "./tags.ts";
 

@@ -2,15 +2,15 @@
 // it fails. State that spans turns lives here (circuit breaker, thrash detection, the
 // background pre-summary); the pieces it calls (summarize, digest, rebuild) are pure or
 // take their side effects as arguments.
-import { LetheError } from "../errors.ts";
-import type { Message } from "../messages/types.ts";
-import { type ModelClient, ModelError, type ToolDefinition } from "../model/types.ts";
-import type { TokenCounter } from "../tokens/count.ts";
-import { type CompactionConfig, rebuildBudgets } from "./config.ts";
+import { LetheError } from "../../errors.ts";
+import type { Message } from "../../messages/types.ts";
+import { type ModelClient, ModelError, type ToolDefinition } from "../../model/types.ts";
+import type { TokenCounter } from "../../tokens/count.ts";
+import { type CompactionConfig, rebuildBudgets } from "../config/config.ts";
 import { digest } from "./digest.ts";
 import { rebuild } from "./rebuild.ts";
 import { summarize } from "./summarize.ts";
-import type { CompactionEvent, ModelWindow, SummarizeEvent } from "./types.ts";
+import type { CompactionEvent, ModelWindow, SummarizeEvent } from "../types.ts";
 
 /** The model that writes summaries: a client and a model name. */
 export interface Summarizer {

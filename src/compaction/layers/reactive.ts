@@ -2,10 +2,10 @@
 // tool results (they most likely caused it), harder than budget does; the caller then
 // summarises the older part keeping the newest rounds whole, and retries once. When the limit
 // was bytes (413), bulky attachments go first, since tokens do not measure them.
-import type { Message, ToolResultBlock, ToolResultContentBlock } from "../messages/types.ts";
-import { describeMedia } from "../messages/media.ts";
+import type { Message, ToolResultBlock, ToolResultContentBlock } from "../../messages/types.ts";
+import { describeMedia } from "../../messages/media.ts";
 import { budget } from "./budget.ts";
-import type { BudgetEvent, LayerContext, LayerResult, SummarizeEvent } from "./types.ts";
+import type { BudgetEvent, LayerContext, LayerResult, SummarizeEvent } from "../types.ts";
 
 /** How many of the newest messages count as fresh. */
 const FRESH_MESSAGES = 4;

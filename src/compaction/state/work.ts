@@ -2,10 +2,10 @@
 // after the snip it does not try again what it tried before ("it repeats work after compaction").
 // Commands with their outcome, and the agent's own latest conclusions, in a small deterministic
 // block that each later snip folds forward (the ledger carries the files; this carries the work).
-import { blocksOf, resultPlainText } from "../messages/blocks.ts";
-import type { Message, ToolUseBlock } from "../messages/types.ts";
-import type { TokenCounter } from "../tokens/count.ts";
-import { exitStatus } from "./digest.ts";
+import { blocksOf, resultPlainText } from "../../messages/blocks.ts";
+import type { Message, ToolUseBlock } from "../../messages/types.ts";
+import type { TokenCounter } from "../../tokens/count.ts";
+import { exitStatus } from "../summary/digest.ts";
 import { WORK_CLOSE, WORK_OPEN } from "./tags.ts";
 
 /** Longest command line kept (its first line, verbatim up to here). */

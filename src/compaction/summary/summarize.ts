@@ -3,12 +3,12 @@
 // The request reuses the conversation exactly as it was sent (same system prompt, same
 // tools, the history as the prefix) with the instruction appended last, so it reads the
 // prompt cache instead of paying for the whole history again. Tool use is refused.
-import { blocksOf } from "../messages/blocks.ts";
-import type { Message } from "../messages/types.ts";
-import { type ModelClient, ModelError, type ModelRequest, type ModelResponse, type ToolDefinition } from "../model/types.ts";
-import type { TokenCounter } from "../tokens/count.ts";
-import { previousSummaryOf } from "./retain.ts";
-import { summary } from "./tags.ts";
+import { blocksOf } from "../../messages/blocks.ts";
+import type { Message } from "../../messages/types.ts";
+import { type ModelClient, ModelError, type ModelRequest, type ModelResponse, type ToolDefinition } from "../../model/types.ts";
+import type { TokenCounter } from "../../tokens/count.ts";
+import { previousSummaryOf } from "../state/retain.ts";
+import { summary } from "../state/tags.ts";
 
 /** The instruction appended to a summary request (sections, focus, and how to fold in a previous summary). */
 export function summaryInstruction(opts: { focus?: string; hasPrevious: boolean; maxTokens: number }): string {

@@ -2,8 +2,8 @@
 // compaction verbatim (a summary may forget a path; the ledger does not), and a rebuilt
 // history carries it as a tagged block, so the next compaction folds it back in.
 import { LEDGER_CLOSE, LEDGER_OPEN } from "./tags.ts";
-import { blocksOf, toolUsesOf } from "../messages/blocks.ts";
-import type { Message, ToolUseBlock } from "../messages/types.ts";
+import { blocksOf, toolUsesOf } from "../../messages/blocks.ts";
+import type { Message, ToolUseBlock } from "../../messages/types.ts";
 import { shellFiles, type ShellFiles } from "./shell-files.ts";
 
 export { shellFiles, type ShellFiles };

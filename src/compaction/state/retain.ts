@@ -1,10 +1,10 @@
 // What must survive a compaction verbatim besides the summary: the user's own messages
 // and the todo state. Each is carried in the rebuilt history in a form the next
 // compaction parses back, so nothing depends on the summary remembering it.
-import { blocksOf, toolUsesOf } from "../messages/blocks.ts";
-import type { ContentBlock, Message } from "../messages/types.ts";
-import type { TokenCounter } from "../tokens/count.ts";
-import { describeMedia } from "../messages/media.ts";
+import { blocksOf, toolUsesOf } from "../../messages/blocks.ts";
+import type { ContentBlock, Message } from "../../messages/types.ts";
+import type { TokenCounter } from "../../tokens/count.ts";
+import { describeMedia } from "../../messages/media.ts";
 
 import { ATTACHMENTS_TAG, LATEST_REQUEST_PREFIX, REBUILD_TAG, TODO_CLOSE, TODO_TAG, USER_MESSAGE_PREFIX, isLetheText, latestRequest, summary, userMessage } from "./tags.ts";
 

@@ -1,6 +1,6 @@
 // The before/after accounting of compaction events, in one place: the engine writes it to the
 // transcript's boundary lines, the agent loop reports it, the CLI prints it.
-import type { CompactionEvent, CompactionKind } from "./types.ts";
+import type { CompactionEvent, CompactionKind } from "../types.ts";
 
 /** A compaction's kind and its tokens before and after. */
 export interface CompactionRecord {

@@ -10,17 +10,17 @@
 // message (so any tool_use in it is answered inside the head) and the tail starts with
 // an assistant message (so no tool_result in the tail lost its tool_use). The boundary
 // note is appended to the head's last user message, which keeps roles alternating.
-import { blocksOf } from "../messages/blocks.ts";
-import type { ContentBlock, Message } from "../messages/types.ts";
+import { blocksOf } from "../../messages/blocks.ts";
+import type { ContentBlock, Message } from "../../messages/types.ts";
 
 const isCarried = (text: string) => isLetheText(text) || text.startsWith(USER_MESSAGE_PREFIX);
-import { rebuildBudgets, thresholdOf } from "./config.ts";
-import { ledgerOf, renderLedger } from "./ledger.ts";
-import { boundedLedger } from "./rebuild.ts";
-import { USER_MESSAGE_PREFIX, carryAttachments, isLetheText, selectUserMessages, userMessagesOf } from "./retain.ts";
+import { rebuildBudgets, thresholdOf } from "../config/config.ts";
+import { ledgerOf, renderLedger } from "../state/ledger.ts";
+import { boundedLedger } from "../summary/rebuild.ts";
+import { USER_MESSAGE_PREFIX, carryAttachments, isLetheText, selectUserMessages, userMessagesOf } from "../state/retain.ts";
 import { recordedTokens, snipBoundary } from "./markers.ts";
-import { carriedWorkOf, renderWorkWithin, workRecordOf } from "./work.ts";
-import type { LayerContext, LayerResult, SnipEvent } from "./types.ts";
+import { carriedWorkOf, renderWorkWithin, workRecordOf } from "../state/work.ts";
+import type { LayerContext, LayerResult, SnipEvent } from "../types.ts";
 
 /** Where the head ends and the tail starts, or null when nothing can be cut. */
 export function snipCut(history: readonly Message[], keepHead: number, targetMessages: number): { head: number; tail: number } | null {

@@ -1,2 +1,0 @@
-import fc from "fast-check";
-import { test } from "node:test";
