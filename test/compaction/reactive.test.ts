@@ -20,7 +20,7 @@ test("shrinkFresh: the newest oversized result goes to the store, an older one o
   assert.ok(r.freedTokens > 0);
   assert.deepEqual(validate(r.history), []);
   const last = r.history.at(-1)!;
-  assert.ok(isPersistedMarker(contentOf(last, 0)), "the freshest result was moved");
+  assert.ok(isPersistedMarker(String(contentOf(last, 0))), "the freshest result was moved");
   assert.equal(contentOf(r.history[2]!, 0), contentOf(h[2]!, 0), "an old result is left to the summary");
   assert.equal(ctx.store.files.size, r.event!.persisted.length);
   // Nothing fresh and big: the same array back, no event.

@@ -1,6 +1,7 @@
 // Defaults (SPEC.md, "Core idea") and how they scale down on small windows.
 import { LetheInputError } from "../../messages/input.ts";
-import { compactionConfigSchema, describeIssue } from "./schema.ts";
+import type { z } from "zod";
+import { type budgetSchema, compactionConfigSchema, describeIssue, type microSchema, type snipSchema, type summarySchema, type thresholdSchema } from "./schema.ts";
 
 /** The model's window (declared here, not in types.ts, so the two modules do not import each other). */
 export interface ModelWindow {
@@ -11,97 +12,17 @@ export interface ModelWindow {
 }
 
 /** Settings of the budget layer. */
-export interface BudgetConfig {
-  /** Largest tool result kept inline, in characters. */
-  perResultChars: number;
-  /** Per-tool overrides of perResultChars (case-insensitive tool names). */
-  perToolChars: Record<string, number>;
-  /** Largest total of tool results in one user message, in characters. */
-  perMessageChars: number;
-  /** Characters of the original kept in the marker as a preview. */
-  previewChars: number;
-  /** No single result may take more than this share of the context window. */
-  maxWindowShare: number;
-}
-
+export type BudgetConfig = z.infer<typeof budgetSchema>;
 /** Settings of the snip layer. */
-export interface SnipConfig {
-  enabled: boolean;
-  /** Snip when the history has more messages than this… */
-  triggerMessages: number;
-  /** …down to this many (hysteresis: target < trigger, so it does not fire every turn). */
-  targetMessages: number;
-  /** Messages kept at the start (the original task). */
-  keepHead: number;
-  /**
-   * Only snip under pressure: when the context is above this share of the auto-compact
-   * threshold. Dropping the middle of a history the window still holds easily loses
-   * information for nothing. 0 snips on message count alone.
-   */
-  minThresholdShare: number;
-  /**
-   * Snip when it pays for the prompt-cache rewrite it causes, not on message count alone: past
-   * targetMessages, when the middle it would drop is worth more in reads until the next snip
-   * than rewriting what it keeps (see snipPays in snip.ts). triggerMessages still snips anyway.
-   */
-  cacheAware: boolean;
-}
-
+export type SnipConfig = z.infer<typeof snipSchema>;
 /** Settings of the micro layer. */
-export interface MicroConfig {
-  enabled: boolean;
-  /** The newest N compactable results are always kept intact. */
-  keepRecent: number;
-  /** Results smaller than this are not worth a placeholder. */
-  minResultTokens: number;
-  /** Act only when clearing frees at least this much (batching keeps the prompt cache warm). */
-  minSavingsTokens: number;
-  /** Tools whose results can be re-obtained (re-run, re-read), case-insensitive. */
-  compactableTools: string[];
-  /** Prompt-cache lifetime; after an idle gap longer than this, clear everything old. 0 disables. */
-  idleClearMs: number;
-  /** Clear only when the reads saved over the coming turns outweigh rewriting the cached suffix. */
-  cacheAware: boolean;
-}
-
+export type MicroConfig = z.infer<typeof microSchema>;
 /** How the auto-compact threshold is derived from the window. */
-export interface ThresholdConfig {
-  /** Tokens kept free below the window beside the reply reserve (13k on large windows). */
-  bufferTokens: number;
-  /** On small windows the buffer is at most this share of the window. */
-  bufferWindowShare: number;
-  /** Reply reserve used for the threshold is min(maxOutputTokens, this). */
-  maxOutputReserve: number;
-  /** An explicit auto-compact threshold in tokens (below the window); overrides the formula. */
-  tokens?: number;
-}
-
+export type ThresholdConfig = z.infer<typeof thresholdSchema>;
 /** Settings of summaries: when they run, their size, what the rebuild keeps. */
-export interface SummaryConfig {
-  /** Auto-compact when over the threshold; "off" never does; "ask" lets the host decide (event). */
-  auto: "on" | "off" | "ask";
-  /** Cap on the summary's output. */
-  maxOutputTokens: number;
-  /** The user's own messages kept verbatim (newest first; the latest always). */
-  userMessagesTokens: number;
-  /** Newest whole rounds kept verbatim after the summary. */
-  keepTailTokens: number;
-  restoreFiles: number;
-  restoreFileTokens: number;
-  restoreTotalTokens: number;
-  /** Tries after the summary request itself is too long (dropping the oldest rounds). */
-  overflowRetries: number;
-  /** Consecutive summary failures before the circuit breaker opens (then: digest). */
-  breakerFailures: number;
-  /** Start the summary in the background from this share of the threshold. 0 disables. */
-  presummaryShare: number;
-  /** Thrash: the context refills within this many turns of a compaction… */
-  thrashTurns: number;
-  /** …this many times in a row: stop instead of burning money. */
-  thrashRepeats: number;
-}
+export type SummaryConfig = z.infer<typeof summarySchema>;
 
-/** The whole compaction configuration (createEngine's `config` takes any subset). */
+/** The whole compaction configuration (createEngine's `config` takes any subset); its types come from the schema. */
 export interface CompactionConfig {
   budget: BudgetConfig;
   snip: SnipConfig;
