@@ -51,7 +51,7 @@ export function prepare(history: readonly Message[], ctx: LayerContext): Prepare
     reports.push({ layer: layer.name, freedTokens: r.freedTokens, event: r.event });
     if (r.event) events.push(r.event);
   }
-  const tokens = (ctx.fixedTokens ?? 0) + ctx.tokens.messages(current);
+  const tokens = ctx.measure ? ctx.measure(current) : (ctx.fixedTokens ?? 0) + ctx.tokens.messages(current);
   const threshold = thresholdOf(ctx);
   return { history: current, reports, events, tokens, threshold, overThreshold: tokens > threshold };
 }

@@ -38,6 +38,11 @@ export interface LayerContext {
   /** Tokens the request carries outside the history (system prompt, tool definitions). */
   fixedTokens?: number;
   /**
+   * How the request is measured, fixed tokens included (the engine passes its usage-anchored meter,
+   * so each request is measured once); without it, the estimate of the history plus fixedTokens.
+   */
+  measure?: (history: readonly Message[]) => number;
+  /**
    * Every message of the history is already in the session transcript (the agent writes
    * ahead), so micro need not save what it clears again: recall reads it from there.
    */

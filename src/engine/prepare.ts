@@ -24,7 +24,8 @@ export function prepareRequest(s: EngineState, input: readonly Message[], call: 
   const result = prepare(repaired.history, layerContext(s, call));
   // repair's output is valid; only a layer that changed something needs a second look.
   if (result.history !== repaired.history) checked(result.history);
-  const measuredTokens = s.meter.measure(result.history, call.fixedTokens ?? 0);
+  // The pipeline measured the result with the engine's meter (layerContext): measured once.
+  const measuredTokens = result.tokens;
   const records = result.events.length > 0 ? compactionRecords(result.events, measuredTokens, { unfreed: true }) : undefined;
   for (const e of result.events) {
     const snip = e.kind === "snip";

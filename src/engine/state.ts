@@ -122,6 +122,7 @@ export function layerContext(s: EngineState, call: PrepareCall): LayerContext {
     lastResponseAt: s.lastResponseAt,
     archivePath: s.archivePath,
     fixedTokens: call.fixedTokens ?? 0,
+    measure: (history) => s.meter.measure(history, call.fixedTokens ?? 0),
     archived: s.opts.transcriptHoldsHistory ?? false,
     persisted: s.persisted,
   };
