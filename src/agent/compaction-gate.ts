@@ -43,12 +43,10 @@ export function createCompactionGate(g: CompactionGateOptions): CompactionGate {
 
   const beforeRequest = async (): Promise<RequestReady> => {
     let ready;
-    // Over the threshold already (before the cheap layers): a summary is likely; say so, it takes a while.
-    if (opts.onEvent && engine.config.summary.auto === "on" && engine.meter.measure(conversation.history, shape.fixedTokens) > engine.threshold) {
-      emit({ type: "compacting", kind: "summarize" });
-    }
+    // The engine measures the request once and says when a summary starts (it takes a while).
+    const call = opts.onEvent ? { ...shape, onSummaryStart: () => emit({ type: "compacting", kind: "summarize" }) } : shape;
     try {
-      ready = await engine.beforeRequest(conversation.history, shape);
+      ready = await engine.beforeRequest(conversation.history, call);
     } catch (e) {
       if (!(e instanceof OverWindowError) || !opts.onCompactSuggested) throw e;
       // Ask mode, and the context no longer fits at all: compacting is the only way on.

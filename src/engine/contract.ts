@@ -51,6 +51,11 @@ export interface EngineOptions extends ModelWindow {
 export interface PrepareCall extends RequestShape {
   /** Tokens of the system prompt and tool definitions sent with every request. */
   fixedTokens?: number;
+  /**
+   * Called by beforeRequest right before it summarises (a model call that takes a while), so a
+   * host can say so without measuring the history itself.
+   */
+  onSummaryStart?: () => void;
 }
 
 /** The result of engine.prepare: the cheap layers' result, measured, with repair's fixes. */

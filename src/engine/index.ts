@@ -62,6 +62,7 @@ export function createEngine(opts: EngineOptions): Engine {
           s.emit({ kind: "compact_suggested", tokens: p.measuredTokens, threshold: s.threshold });
           return ensureFits(s, ready, false);
         }
+        call.onSummaryStart?.();
         const r = await summarizeHistory(s, p.history, "summarize", call);
         if (r.history !== p.history) follower.replaceOutput(r.history);
         return ensureFits(s, { ...r, events });
