@@ -61,6 +61,19 @@ export function targetOf(paths: RulePaths, abs: string): Target {
   return { abs, rel: relative(paths.root, abs).split(sep).join("/") || "." };
 }
 
+/** Compiled globs: grep asks the read rules once per file it walks. */
+const globCache = new Map<string, RegExp>();
+function compiled(glob: string, flags: string): RegExp {
+  const key = `${flags}\0${glob}`;
+  let re = globCache.get(key);
+  if (!re) {
+    if (globCache.size > 1_000) globCache.clear();
+    re = globToRegExp(glob, flags);
+    globCache.set(key, re);
+  }
+  return re;
+}
+
 /**
  * Does a path rule's pattern cover this target? `//x` is the absolute path /x, `~/x` is in the
  * home folder, anything else is relative to the workspace. Claude Code reads `/x` as relative to
@@ -68,7 +81,7 @@ export function targetOf(paths: RulePaths, abs: string): Target {
  */
 export function pathRuleCovers(paths: RulePaths, spec: string, target: Target, deny: boolean): boolean {
   const flags = paths.caseInsensitive ? "i" : "";
-  const test = (glob: string, path: string) => globToRegExp(posix.normalize(glob), flags).test(path);
+  const test = (glob: string, path: string) => compiled(posix.normalize(glob), flags).test(path);
   // Globs match "/"-separated relative paths: absolute ones are compared without the leading "/".
   const absolute = (glob: string) => test(glob.replace(/^\/+/, ""), target.abs.split(sep).join("/").replace(/^\/+/, ""));
   if (spec.startsWith("//")) return absolute(spec.slice(1));

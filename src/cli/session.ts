@@ -11,9 +11,9 @@ import { type TranscriptWriter, loadTranscript, openTranscript, resumeContext } 
 import { loadTranscriptTail } from "../session/transcript-tail.ts";
 import type { Usage } from "../tokens/meter.ts";
 import { createToolset, toolDefinitions } from "../tools/index.ts";
-import type { PermissionRequest, Tool, ToolContext } from "../tools/types.ts";
-import { decide, hiddenTools, protectingRule, suggestedRules } from "./permissions.ts";
-import { type RulePaths, rulePaths, targetOf } from "./rule-paths.ts";
+import type { Tool, ToolContext } from "../tools/types.ts";
+import { hiddenTools } from "./permissions.ts";
+import { type PermissionDenial, PermissionGate } from "./permission-gate.ts";
 import { type AgentEvent, type AgentOptions, type AgentResult, type CompactionRecord, fixedTokensOf, reportCompactions, historyAtFailure, runAgent } from "../agent/loop.ts";
 import { subagentSystemPrompt, systemPrompt } from "../agent/prompt.ts";
 import { type LoadedInstructions, loadInstructions, renderInstructions } from "../agent/instructions.ts";
@@ -26,6 +26,8 @@ import { costOf, priceOf } from "./pricing.ts";
 import { type ContextBreakdown, contextCategories } from "./context-breakdown.ts";
 import { type FullUsage, addUsage, zeroUsage } from "./usage.ts";
 
+export { createClient } from "./client.ts";
+
 export type { ContextBreakdown, ContextCategory } from "./context-breakdown.ts";
 export type { FullUsage } from "./usage.ts";
 
@@ -36,17 +38,6 @@ export interface SessionUI {
   onWarning?: (message: string) => void;
   /** Notes for the model, added after the next batch of tool results. */
   takeNotes?: () => string[];
-}
-
-/** The provider's client; only that provider's SDK is loaded (each takes a few hundred ms to import). */
-export async function createClient(cfg: RunConfig): Promise<ModelClient> {
-  const base = { ...(cfg.baseUrl ? { baseURL: cfg.baseUrl } : {}), ...(cfg.idleTimeoutMs !== undefined ? { idleTimeoutMs: cfg.idleTimeoutMs } : {}) };
-  if (cfg.provider === "anthropic") {
-    const { createAnthropicClient } = await import("../model/anthropic.ts");
-    return createAnthropicClient({ apiKey: cfg.apiKey, ...(cfg.authToken ? { authToken: cfg.authToken } : {}), ...base });
-  }
-  const { createOpenAIClient } = await import("../model/openai.ts");
-  return createOpenAIClient({ apiKey: cfg.apiKey, ...base, ...(cfg.reasoningContent ? { reasoningContent: cfg.reasoningContent } : {}) });
 }
 
 export interface RunOutcome extends AgentResult {
@@ -82,7 +73,6 @@ export class AgentSession {
   /** Milliseconds spent in model calls (this session object's lifetime). */
   apiMs = 0;
   /** Calls not run by the permission policy or the user, this run (Claude Code's permission_denials). */
-  permissionDenials: { tool_name: string; tool_use_id: string; tool_input: Record<string, unknown> }[] = [];
   /** The last /compact was skipped: it would not have made the context smaller. */
   lastCompactSkipped = false;
   /** Warnings from loading the transcript on resume. */
@@ -91,8 +81,8 @@ export class AgentSession {
   private runUsage: FullUsage = zeroUsage();
   /** The client for summaries: the same one, with its usage counted. */
   private readonly countingClient: ModelClient;
-  /** The workspace and home path rules are read against. */
-  private readonly rulePaths: RulePaths;
+  /** Every tool call's permission, decided by the policy (./permission-gate.ts). */
+  private readonly gate: PermissionGate;
 
   constructor(
     readonly cfg: RunConfig,
@@ -121,7 +111,7 @@ export class AgentSession {
       },
     };
     // A bare deny rule ("Read", "WebFetch") takes the tool out of the model's list altogether.
-    this.rulePaths = rulePaths(cfg.workspace, cfg.home ?? homedir());
+    this.gate = new PermissionGate(cfg.policy, cfg.workspace, cfg.home ?? homedir(), () => this.ui.askPermission);
     const hidden = hiddenTools(cfg.policy);
     this.toolset = createToolset().filter((t) => !hidden.has(t.name));
     this.tools = toolDefinitions(this.toolset) as ToolDefinition[];
@@ -131,40 +121,19 @@ export class AgentSession {
     this.model = cfg.model;
   }
 
-  /**
-   * The permission policy first (rules, then the mode); only "ask" reaches the UI. What is not
-   * run is recorded (Claude Code's permission_denials) and the model is told why.
-   */
-  private async checkPermission(req: PermissionRequest): Promise<boolean | string> {
-    const d = decide(this.cfg.policy, req.tool, req.input, { paths: this.rulePaths, ...(req.path !== undefined ? { target: req.path } : {}) });
-    let answer: boolean | string;
-    if (d.kind === "allow") answer = true;
-    else if (d.kind === "deny") answer = `Not run: ${d.reason}.`;
-    else {
-      const asked = d.reason !== undefined ? { ...req, reason: d.reason } : req;
-      answer = this.ui.askPermission ? await this.ui.askPermission(asked) : `Not run: the permission mode ${this.cfg.policy.mode} asks before ${req.tool}, and no one can answer.`;
-    }
-    if (answer !== true) this.permissionDenials.push({ tool_name: req.tool, tool_use_id: req.toolUseId ?? "", tool_input: (req.input ?? {}) as Record<string, unknown> });
-    return answer;
-  }
-
   /** The rules "always" would add for this call (none when no rule can allow it). */
   alwaysRules(tool: string, input: unknown): string[] {
-    return suggestedRules(tool, input, { paths: this.rulePaths }).map((r) => r.text);
+    return this.gate.alwaysRules(tool, input);
   }
 
   /** "Always" at a permission prompt: allow calls like this one for the rest of the session. */
   allowAlways(tool: string, input: unknown): string {
-    const rules = suggestedRules(tool, input, { paths: this.rulePaths });
-    this.cfg.policy.allow.push(...rules);
-    return rules.map((r) => r.text).join(" ");
+    return this.gate.allowAlways(tool, input);
   }
 
-  /** What the read rules (Read, Grep, Glob with a path) say of a real path the tools are about to read. */
-  private readDenied(abs: string): string | undefined {
-    const target = targetOf(this.rulePaths, abs);
-    const rule = protectingRule(this.cfg.policy, this.rulePaths, target, "read");
-    return rule ? `Not run: denied by the permission rule ${rule.text} (the path is ${target.rel ?? abs}).` : undefined;
+  /** What was not run in the current run (Claude Code's permission_denials). */
+  get permissionDenials(): PermissionDenial[] {
+    return this.gate.denials;
   }
 
   /** Reads the instruction files again and rebuilds the system prompt (start, /init). */
@@ -239,14 +208,15 @@ export class AgentSession {
       header: { id: paths.id, cwd: this.cfg.workspace, model: this.cfg.model, provider: this.cfg.provider },
     });
     this.engine = this.makeEngine(paths.dir, this.transcript, paths.id);
+    const readDenied = this.gate.readCheck();
     this.ctx = {
       workspace: this.cfg.workspace,
       sessionDir: paths.dir,
       readState: new Map(),
       todos: [],
       passEnv: this.cfg.passEnv,
-      askPermission: (req) => this.checkPermission(req),
-      ...(this.cfg.policy.deny.some((r) => r.spec && ["read_file", "grep", "glob"].includes(r.tool)) ? { readDenied: (abs: string) => this.readDenied(abs) } : {}),
+      askPermission: (req) => this.gate.check(req),
+      ...(readDenied ? { readDenied } : {}),
     };
     this.usage = zeroUsage();
     this.usageByModel = new Map();
@@ -307,7 +277,7 @@ export class AgentSession {
   /** One user turn: the prompt, then model calls and tools until the model answers. */
   async run(prompt: string | undefined, signal?: AbortSignal): Promise<RunOutcome> {
     const runUsage = (this.runUsage = zeroUsage());
-    this.permissionDenials = [];
+    this.gate.denials = [];
     const costBefore = this.cost();
     const onEvent = (e: AgentEvent) => {
       let inner: AgentEvent = e;

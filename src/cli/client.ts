@@ -1,0 +1,14 @@
+// The model client the CLI talks to, from its configuration.
+import type { ModelClient } from "../model/types.ts";
+import type { RunConfig } from "./config.ts";
+
+/** The provider's client; only that provider's SDK is loaded (each takes a few hundred ms to import). */
+export async function createClient(cfg: RunConfig): Promise<ModelClient> {
+  const base = { ...(cfg.baseUrl ? { baseURL: cfg.baseUrl } : {}), ...(cfg.idleTimeoutMs !== undefined ? { idleTimeoutMs: cfg.idleTimeoutMs } : {}) };
+  if (cfg.provider === "anthropic") {
+    const { createAnthropicClient } = await import("../model/anthropic.ts");
+    return createAnthropicClient({ apiKey: cfg.apiKey, ...(cfg.authToken ? { authToken: cfg.authToken } : {}), ...base });
+  }
+  const { createOpenAIClient } = await import("../model/openai.ts");
+  return createOpenAIClient({ apiKey: cfg.apiKey, ...base, ...(cfg.reasoningContent ? { reasoningContent: cfg.reasoningContent } : {}) });
+}
