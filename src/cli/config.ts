@@ -2,7 +2,7 @@
 // (flags > environment > workspace settings > user settings > defaults).
 import { realpathSync, statSync } from "node:fs";
 import { resolve } from "node:path";
-import { type CompactionConfig, type DeepPartial, autoCompactThreshold, maxThreshold, resolveConfig, withThresholdTokens } from "../compaction/config/config.ts";
+import { type CompactionConfig, type DeepPartial, maxThreshold, resolveConfig, withThresholdTokens } from "../compaction/config/config.ts";
 import type { HooksConfig } from "../hooks/compact-hooks.ts";
 import { resolveModelInfo } from "../model/models.ts";
 import type { CliArgs } from "./args.ts";
@@ -29,8 +29,6 @@ export interface RunConfig {
   windowSource: string;
   /** Auto-compact as the user asked for it ("ask" is treated as "on" headless). */
   autoCompact: "on" | "off" | "ask";
-  /** Auto-compact threshold in tokens (what the engine will use). */
-  threshold: number;
   summarizer: "model" | "digest";
   maxTurns?: number;
   /** Resolved once, here: the engine takes it as it is. */
@@ -175,7 +173,6 @@ export function resolveRunConfig(args: CliArgs, env: Env, opts: { cwd?: string; 
     if (tokens > max) warnings.push(`${flag} ${tokens} leaves no room for the reply (${info.contextWindow - max} tokens reserved): auto-compact runs at ${max}`);
     compaction = withThresholdTokens(compaction, Math.min(tokens, max));
   }
-  const threshold = autoCompactThreshold(window, compaction);
 
   return {
     workspace,
@@ -189,7 +186,6 @@ export function resolveRunConfig(args: CliArgs, env: Env, opts: { cwd?: string; 
     maxOutputTokens: info.maxOutputTokens,
     windowSource,
     autoCompact,
-    threshold,
     summarizer: args.summarizer ?? settings.summarizer ?? "model",
     ...(args.maxTurns ?? settings.maxTurns ? { maxTurns: args.maxTurns ?? settings.maxTurns } : {}),
     compaction,
@@ -235,5 +231,5 @@ export async function discoverWindow(cfg: RunConfig, opts: { fetch?: typeof fetc
   const window = { contextWindow: found.contextWindow, maxOutputTokens };
   const tokens = cfg.compaction.threshold.tokens;
   const compaction = tokens !== undefined ? withThresholdTokens(cfg.compaction, Math.min(tokens, maxThreshold(window, cfg.compaction))) : cfg.compaction;
-  return { ...cfg, warnings, contextWindow: found.contextWindow, maxOutputTokens, windowSource: found.source, compaction, threshold: autoCompactThreshold(window, compaction) };
+  return { ...cfg, warnings, contextWindow: found.contextWindow, maxOutputTokens, windowSource: found.source, compaction };
 }

@@ -14,7 +14,7 @@ import { createEngine } from "../../src/engine/index.ts";
 import { toModelError } from "../../src/model/errors.ts";
 import { openTranscript, loadTranscript } from "../../src/session/transcript.ts";
 import { scriptedClient } from "../support/scripted-client.ts";
-import { closedPort, cliEnv, keyEnv, makeWorkspace, runCli } from "./support.ts";
+import { closedPort, cliEnv, keyEnv, makeWorkspace, runCli, thresholdOf } from "./support.ts";
 
 const none = join(tmpdir(), "lethe-no-such-user-settings.json");
 const env = { ANTHROPIC_API_KEY: "k" };
@@ -74,13 +74,13 @@ test("--compact-threshold takes any value below the window (the quickstart's 120
   try {
     let cfg = resolveRunConfig(parseArgs(["--cwd", ws.dir, "--model", "claude-sonnet-4-6", "--compact-threshold", "120000"]), env, { headless: true, userSettingsPath: none });
     assert.equal(cfg.contextWindow, 1_000_000);
-    assert.equal(cfg.threshold, 120_000);
+    assert.equal(thresholdOf(cfg), 120_000);
     assert.deepEqual(cfg.warnings, []);
     cfg = resolveRunConfig(parseArgs(["--cwd", ws.dir, "--context-window", "100000", "--compact-threshold", "10%"]), env, { headless: true, userSettingsPath: none });
-    assert.equal(cfg.threshold, 10_000);
+    assert.equal(thresholdOf(cfg), 10_000);
     assert.throws(() => resolveRunConfig(parseArgs(["--cwd", ws.dir, "--context-window", "100000", "--compact-threshold", "100000"]), env, { headless: true, userSettingsPath: none }), /must be below the context window \(100000 tokens\)/);
     cfg = resolveRunConfig(parseArgs(["--cwd", ws.dir, "--context-window", "100000", "--max-output-tokens", "8000", "--compact-threshold", "99000"]), env, { headless: true, userSettingsPath: none });
-    assert.equal(cfg.threshold, 92_000);
+    assert.equal(thresholdOf(cfg), 92_000);
     assert.match(cfg.warnings.join("\n"), /leaves no room for the reply .* auto-compact runs at 92000/);
   } finally {
     ws.cleanup();

@@ -9,7 +9,7 @@ import { UsageError } from "../../src/cli/errors.ts";
 import { loadSettings } from "../../src/cli/settings.ts";
 import { priceOf, costOf } from "../../src/cli/pricing.ts";
 import { contextChart, compactionNotice } from "../../src/cli/render.ts";
-import { makeWorkspace } from "./support.ts";
+import { makeWorkspace, thresholdOf } from "./support.ts";
 
 test("parseArgs: every flag, short forms, --flag=value, -p without a value", () => {
   const a = parseArgs([
@@ -96,12 +96,12 @@ test("provider and endpoint: inferred from the model or the environment; keys ar
     assert.throws(() => resolveRunConfig(parseArgs(["--cwd", ws.dir, "--provider", "openai"]), {}, opts), /OPENAI_API_KEY is not set/);
     // The threshold flag: tokens or a share of the window, within what the engine allows.
     cfg = resolveRunConfig(parseArgs(["--cwd", ws.dir, "--context-window", "100000", "--max-output-tokens", "8000", "--compact-threshold", "70000"]), { ANTHROPIC_API_KEY: "k" }, opts);
-    assert.equal(cfg.threshold, 70_000);
+    assert.equal(thresholdOf(cfg), 70_000);
     cfg = resolveRunConfig(parseArgs(["--cwd", ws.dir, "--context-window", "100000", "--max-output-tokens", "8000", "--compact-threshold", "0.9"]), { ANTHROPIC_API_KEY: "k" }, opts);
-    assert.equal(cfg.threshold, 90_000);
+    assert.equal(thresholdOf(cfg), 90_000);
     // Over the window minus the reply reserve: lowered to it, with a warning (issue 8: any value below the window is accepted).
     cfg = resolveRunConfig(parseArgs(["--cwd", ws.dir, "--context-window", "100000", "--max-output-tokens", "8000", "--compact-threshold", "95000"]), { ANTHROPIC_API_KEY: "k" }, opts);
-    assert.equal(cfg.threshold, 92_000);
+    assert.equal(thresholdOf(cfg), 92_000);
     assert.match(cfg.warnings.join(), /leaves no room for the reply/);
   } finally {
     ws.cleanup();

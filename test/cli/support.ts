@@ -10,6 +10,8 @@ import { startFakeAnthropic } from "../support/fakes/anthropic.ts";
 import { startFakeOpenAI } from "../support/fakes/openai.ts";
 import type { FakeOptions, FakeServer } from "../support/fakes/common.ts";
 import { type LoadedTranscript, loadTranscript } from "../../src/session/transcript.ts";
+import type { RunConfig } from "../../src/cli/config.ts";
+import { createEngine } from "../../src/engine/index.ts";
 
 export const ROOT = resolve(import.meta.dirname, "../..");
 export const BIN = join(ROOT, "bin", "lethe.js");
@@ -162,4 +164,9 @@ export function idsOf(body: any): { uses: string[]; results: string[] } {
     }
   }
   return { uses, results };
+}
+
+/** The auto-compact threshold an engine built from a run configuration works to (what the CLI shows). */
+export function thresholdOf(cfg: RunConfig): number {
+  return createEngine({ contextWindow: cfg.contextWindow, maxOutputTokens: cfg.maxOutputTokens, config: cfg.compaction }).threshold;
 }
