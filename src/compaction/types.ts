@@ -53,6 +53,12 @@ export interface LayerContext {
    * being written again. Owned by the engine; budget reads and fills it.
    */
   persisted?: Map<string, { chars: number; digest: string; block: ToolResultBlock; record: PersistedResult }>;
+  /**
+   * What micro saved to the store before clearing it, by tool_use id: the digest of the text and
+   * the path it went to. A host that rebuilds its history every call gets the same placeholder
+   * without the result being written again. Owned by the engine; micro reads and fills it.
+   */
+  cleared?: Map<string, { digest: string; path: string }>;
 }
 
 /** One tool result budget moved to the store. */

@@ -8,6 +8,11 @@
 // order), the engine prepares the last result plus the new messages instead: exactly what a host
 // that passes back lethe's history would send, so both ways of driving give the same requests.
 // Any other input (a rewind, an edited or replaced message) is prepared as given.
+//
+// Messages are recognised by identity first, then by content: a host that deserialises its
+// history before every call (a route handler given JSON, a checkpointer, a store) passes new
+// objects with the same content, and pays for what is new just the same.
+import { createHash } from "node:crypto";
 import type { Message } from "../messages/types.ts";
 
 export interface Follower {
@@ -24,6 +29,32 @@ export interface Follower {
 /** Leading messages always compared (snip and summaries keep the session's first request). */
 const HEAD_CHECK = 8;
 
+// A message's content key, computed once per object: its role and a hash of its content as JSON
+// (what a deserialised copy keeps). Content JSON cannot encode (a BigInt, a cycle) matches nothing.
+const keys = new WeakMap<Message, string>();
+
+/** The content key of a message (role and a hash of its content), or undefined when it has none. */
+export function messageKey(m: Message): string | undefined {
+  let k = keys.get(m);
+  if (k === undefined) {
+    try {
+      k = `${m.role}:${createHash("sha1").update(JSON.stringify(m.content) ?? "").digest("base64")}`;
+    } catch {
+      return undefined;
+    }
+    keys.set(m, k);
+  }
+  return k;
+}
+
+/** The same message: the same object, or one with the same role and content. */
+function same(a: Message | undefined, b: Message): boolean {
+  if (a === b) return true;
+  if (a === null || typeof a !== "object") return false;
+  const ka = messageKey(a);
+  return ka !== undefined && ka === messageKey(b);
+}
+
 export function createFollower(): Follower {
   // The host's messages seen so far, in order (our own copy: the host's array may change).
   let seen: Message[] = [];
@@ -32,7 +63,7 @@ export function createFollower(): Follower {
   // Set by resolve: how much of the input is already in `seen` (-1: not an extension).
   let matched = -1;
 
-  // Whether input is seen + appended messages. Compared by identity, and only where it matters:
+  // Whether input is seen + appended messages. Compared by identity or content (same), and only where it matters:
   // the messages still in the last result (at most its length, from the end) and the first few.
   // A message already compacted out of the context is not compared: an edit there would not
   // reach the model either when the host passes back lethe's history. This keeps a call
@@ -41,8 +72,8 @@ export function createFollower(): Follower {
     const n = seen.length;
     if (n === 0 || input.length < n) return false;
     const tail = out === null ? n : Math.min(n, out.length + 1);
-    for (let i = n - 1; i >= n - tail; i--) if (input[i] !== seen[i]) return false;
-    for (let i = Math.min(HEAD_CHECK, n - tail) - 1; i >= 0; i--) if (input[i] !== seen[i]) return false;
+    for (let i = n - 1; i >= n - tail; i--) if (!same(input[i], seen[i]!)) return false;
+    for (let i = Math.min(HEAD_CHECK, n - tail) - 1; i >= 0; i--) if (!same(input[i], seen[i]!)) return false;
     return true;
   };
 
@@ -72,7 +103,7 @@ export function createFollower(): Follower {
       const last = out ?? seen;
       try {
         if (history.length !== last.length) return false;
-        for (let i = 0; i < last.length; i++) if (history[i] !== last[i]) return false;
+        for (let i = 0; i < last.length; i++) if (!same(history[i], last[i]!)) return false;
         return true;
       } catch {
         return false; // not a readable list: repair's input check says so

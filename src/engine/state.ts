@@ -34,6 +34,8 @@ export interface EngineState {
   readonly archivePath: string | undefined;
   /** What budget moved to the store, so a rebuilt copy of the same history is not written again. */
   readonly persisted: NonNullable<LayerContext["persisted"]>;
+  /** What micro saved before clearing it, likewise. */
+  readonly cleared: NonNullable<LayerContext["cleared"]>;
   /** Messages whose tool calls the file ledger has indexed (a turn at a time). */
   readonly indexed: WeakSet<Message>;
   lastResponseAt: number | undefined;
@@ -64,6 +66,7 @@ export function createState(opts: EngineOptions, config: CompactionConfig): Engi
     truncation: createTruncationDetector(),
     archivePath,
     persisted: new Map(),
+    cleared: new Map(),
     indexed: new WeakSet(),
     lastResponseAt: undefined,
     rewrote: false,
@@ -125,5 +128,6 @@ export function layerContext(s: EngineState, call: PrepareCall): LayerContext {
     measure: (history) => s.meter.measure(history, call.fixedTokens ?? 0),
     archived: s.opts.transcriptHoldsHistory ?? false,
     persisted: s.persisted,
+    cleared: s.cleared,
   };
 }

@@ -1,4 +1,4 @@
-// Token counts of messages and blocks, memoised per object.
+// Token counts of messages and blocks, memoised per object, and long texts by content.
 //
 // Layers never mutate a block: a changed block is a new object, an unchanged one keeps
 // its identity. So a WeakMap keyed by block gives O(new blocks) per turn, and entries
@@ -9,8 +9,8 @@ import { type MediaFormula, MAX_IMAGE_TOKENS, documentTokens, imageBlockTokens }
 
 /** Strings at least this long are memoised by text(), up to TEXT_MEMO_ENTRIES of them. */
 const TEXT_MEMO_MIN_CHARS = 256;
-const TEXT_MEMO_ENTRIES = 2_048;
-const TEXT_MEMO_CHARS = 4_000_000;
+const TEXT_MEMO_ENTRIES = 8_192;
+const TEXT_MEMO_CHARS = 8_000_000;
 
 export type TextCounter = (text: string) => number;
 
@@ -91,9 +91,10 @@ export function createTokenCounter(count: TextCounter = estimateTokens, opts: To
   const block = (b: ContentBlock): number => {
     let n = byBlock.get(b);
     if (n === undefined) {
-      // Text blocks through text(): a carried text (ledger, work record) counted when it was
-      // fitted to its budget is not counted again as a block.
-      n = blockTokens(b, b.type === "text" ? text : count, media);
+      // Through text(), memoised by content: a carried text (ledger, work record) counted when
+      // it was fitted to its budget is not counted again as a block, and a host that passes new
+      // objects with the same content (a deserialised history) does not pay to estimate it again.
+      n = blockTokens(b, text, media);
       byBlock.set(b, n);
     }
     return n;

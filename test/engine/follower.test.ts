@@ -108,3 +108,66 @@ test("budget remembers what it moved: a host that rebuilds its history every cal
   assert.equal(saves, huge);
   assert.equal(budgetEvents, huge);
 });
+
+// A host that deserialises its history before every call (a route handler given JSON, a
+// checkpointer, a store) hands lethe new objects each time: the engine recognises what it saw by
+// content, so such a host gets exactly what a host keeping the same objects gets.
+
+/** Every request point of a history: the prefixes that end with a user message. */
+function requestPoints(h: readonly Message[]): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < h.length; i++) if (h[i]!.role === "user") out.push(i + 1);
+  return out;
+}
+
+async function driveHost(h: readonly Message[], copy: boolean, window = 8_000) {
+  const engine = createEngine({ contextWindow: window, maxOutputTokens: 1_000, store: createMemoryStore(), summarizerMode: "digest", now: () => 1_000_000 });
+  const sent: Message[][] = [];
+  const kinds: string[][] = [];
+  for (const n of requestPoints(h)) {
+    const input = copy ? structuredClone(h.slice(0, n)) : h.slice(0, n);
+    try {
+      const r = await engine.beforeRequest(input);
+      sent.push(structuredClone(r.history));
+      kinds.push(r.events.map((e) => e.kind));
+    } catch (e) {
+      kinds.push([`error: ${(e as Error).name}`]);
+      break;
+    }
+  }
+  return { sent, kinds };
+}
+
+test("follow by content: a host passing a deserialised copy every call gets what a host passing the same objects gets (random histories, summaries included)", async () => {
+  const fc = (await import("fast-check")).default;
+  const { arbHistory } = await import("../support/arbitraries.ts");
+  await fc.assert(
+    fc.asyncProperty(arbHistory({ minRounds: 4, maxRounds: 40, hugeRate: 0.05 }), async (h) => {
+      const same = await driveHost(h, false);
+      const copied = await driveHost(h, true);
+      assert.deepEqual(copied.kinds, same.kinds);
+      assert.deepEqual(copied.sent, same.sent);
+    }),
+    { numRuns: 40 },
+  );
+});
+
+test("follow by content: 50 turns at a 16k window with the history JSON-parsed each call summarise as often as with the same objects, never every request", async () => {
+  const drive = async (parse: boolean) => {
+    // Only the summary makes room (no snip, no micro), as in the report this test comes from.
+    const engine = createEngine({ contextWindow: 16_000, maxOutputTokens: 2_000, store: createMemoryStore(), summarizerMode: "digest", now: () => 1_000_000, config: { snip: { enabled: false }, micro: { enabled: false } } });
+    const h: Message[] = [user("fix the bug")];
+    let summaries = 0;
+    for (let k = 0; k < 50; k++) {
+      h.push(calls(["bash", { command: `step ${k}` }, `toolu_${k}`]), results([`toolu_${k}`, `line ${k} `.repeat(300)]));
+      const r = await engine.beforeRequest(parse ? JSON.parse(JSON.stringify(h)) : h);
+      summaries += r.events.filter((e) => e.kind === "summarize").length;
+      assert.ok(r.tokens <= engine.threshold, `turn ${k}: ${r.tokens} tokens over ${engine.threshold}`);
+    }
+    return summaries;
+  };
+  const same = await drive(false);
+  const parsed = await drive(true);
+  assert.ok(same >= 1, "the scenario summarises");
+  assert.equal(parsed, same);
+});

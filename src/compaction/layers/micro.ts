@@ -7,6 +7,7 @@
 //   prompt prefix (a cache miss), so we clear in batches rather than one result a turn.
 // - idle: after a gap longer than the prompt-cache lifetime the cache is cold anyway,
 //   so everything older than the newest N goes, whatever the savings.
+import { createHash } from "node:crypto";
 import { resultText, toolUseFor } from "../../messages/blocks.ts";
 import type { ContentBlock, Message, ToolResultBlock, ToolUseBlock } from "../../messages/types.ts";
 import { describeMedia } from "../../messages/media.ts";
@@ -47,6 +48,21 @@ function clearingPays(history: readonly Message[], from: number, freed: number, 
   }
   const remaining = Math.min(200, Math.max(10, turns));
   return 0.1 * freed * remaining > 1.15 * Math.max(0, suffix - freed);
+}
+
+/** Bound on what micro remembers having saved (ids beyond it are saved again if they come back). */
+const CLEARED_MEMO = 20_000;
+
+/** Saves a result before clearing it, or names where it went the last time (the same id and text). */
+function save(ctx: LayerContext, id: string, text: string): string {
+  if (!ctx.cleared) return ctx.store.save(id, text);
+  const digest = createHash("sha1").update(text).digest("base64");
+  const known = ctx.cleared.get(id);
+  if (known && known.digest === digest) return known.path;
+  const path = ctx.store.save(id, text);
+  if (ctx.cleared.size >= CLEARED_MEMO) ctx.cleared.delete(ctx.cleared.keys().next().value!);
+  ctx.cleared.set(id, { digest, path });
+  return path;
 }
 
 /** A placeholder costs about this much; the gate uses it to avoid building every placeholder each turn. */
@@ -100,7 +116,7 @@ export function micro(history: readonly Message[], ctx: LayerContext): LayerResu
     const size = recordedTokens(c.original.content) ?? c.tokens;
     const priced = clearedPlaceholder({ toolUseId: id, call: c.call, tokens: size, savedPath: c.savedPath ?? (ctx.archived ? undefined : PATH_STANDIN) });
     if (ctx.tokens.text(priced) + 8 >= c.tokens) continue;
-    const savedPath = c.savedPath ?? (ctx.archived ? undefined : ctx.store.save(id, resultText(c.original.content)));
+    const savedPath = c.savedPath ?? (ctx.archived ? undefined : save(ctx, id, resultText(c.original.content)));
     const media = Array.isArray(c.original.content) ? c.original.content.filter((b) => b.type !== "text").map((b) => describeMedia(b)) : [];
     const replacement: ToolResultBlock = { ...c.original, content: clearedPlaceholder({ toolUseId: id, call: c.call, tokens: size, savedPath, media }) };
     const after = ctx.tokens.block(replacement);
