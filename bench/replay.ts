@@ -23,7 +23,8 @@ import { ALL_POLICIES, policyByName } from "./replay/policies/index.ts";
 import { CLAUDE_CODE } from "./replay/policies/claude-code.ts";
 import { SEED } from "./replay/policies/seed.ts";
 import { MULT } from "./replay/pricing.ts";
-import { RETENTION_KEYS, RETENTION_USER_BUDGET } from "./replay/retention.ts";
+import { RETENTION_COMMANDS, RETENTION_KEYS, RETENTION_USER_BUDGET } from "./replay/retention.ts";
+import { filesTouched } from "./replay/items.ts";
 import { costRatioTable, costRatios, retentionKindTable } from "./replay/report.ts";
 import { ledgerRecall } from "./replay/ledger-recall.ts";
 import type { Policy, Session } from "./replay/types.ts";
@@ -165,7 +166,7 @@ export function notes(args: { corpus: string; policies: readonly Policy[]; resul
     summary_pricing: `each summary call is priced as a model call: input = the request as the policy sends it, exact o200k; output = exact tokens of the summary text (the digest's length stands in for the model's output size) at ${MULT.output}×. lethe and claude-code reuse the cached prefix: the request is the conversation as sent (system prompt + history) with the instruction appended to the last user message (src/compaction/summarize.ts summaryRequest; claude-code uses the same construction and instruction text, standing in for its own prompt of similar size): cache read for the prefix shared with the previous request, cache write for the rest (the pending messages and the instruction). The seed's summary request is a fresh single user message (a short instruction + the serialised conversation cut to ${SEED.summaryInputChars.toLocaleString("en-US")} chars, first quarter + tail), no system prompt: all of it a cache write, no cache read. Included in cost_usd (split in detail[].cost_summaries_usd); summary input tokens are NOT in input_tokens_total (see detail[].summary_input_tokens and its cache split)`,
     read_files: "restoring files after a summary (lethe, claude-code) reads through one stand-in for the disk (bench/replay/files.ts): the latest content of that path seen in the recorded history's read results so far (Read/read_file/open/view calls, shell cat FILE and sed -n '…p' FILE), decorations stripped (line-number prefixes, <returncode>/<output> wrappers, system reminders); undefined if never read",
     retention:
-      `measured on each context rebuilt by a summary compaction, over the items that existed before it, taken from the ORIGINAL recorded history up to that request (not the policy's own context): user-typed messages (each user message's text blocks, not tool results, joined by newlines; newest first within ${RETENTION_USER_BUDGET.toLocaleString("en-US")} exact tokens, the newest always counted; found and selected by the benchmark's own code, bench/replay/retention.ts typedUserMessages + newestWithin, not by the engine's selectors, which would score their own bugs as retained), the latest request (the newest of them), paths of files modified and of files read (src/compaction/ledger.ts ledgerOf). An item is retained if it occurs verbatim (substring) in the text of the rebuilt context (all blocks, tool results and tool_use inputs included). Each figure is the mean over compactions of the per-compaction percentage; a compaction with no item of a kind does not count for that kind (detail[].retention_samples). null where no summary compaction happened at that window (then nothing was rebuilt and nothing was dropped by a summary)`,
+      `measured on each context rebuilt by a summary compaction, over the items that existed before it, taken from the ORIGINAL recorded history up to that request (not the policy's own context): user-typed messages (each user message's text blocks, not tool results, joined by newlines; newest first within ${RETENTION_USER_BUDGET.toLocaleString("en-US")} exact tokens, the newest always counted; found and selected by the benchmark's own code, bench/replay/retention.ts typedUserMessages + newestWithin, not by the engine's selectors, which would score their own bugs as retained), the latest request (the newest of them), paths of files modified and of files read, and the last ${RETENTION_COMMANDS} shell commands (each its first non-blank line, first 200 characters, plus for a failed one — is_error, or a non-zero <returncode>/"Exit code N" — the line saying what went wrong, first 120 characters): found by the benchmark's own definition, bench/replay/items.ts filesTouched + shellCommands (file tool calls and the obvious shell reads and writes; definition in that file's header), not by the engine's file ledger or work record, which lethe carries into every rebuild and which would therefore score their own bugs as retained; a command is retained when its line and its error line are both there. An item is retained if it occurs verbatim (substring) in the text of the rebuilt context (all blocks, tool results and tool_use inputs included). Each figure is the mean over compactions of the per-compaction percentage; a compaction with no item of a kind does not count for that kind (detail[].retention_samples). null where no summary compaction happened at that window (then nothing was rebuilt and nothing was dropped by a summary)`,
     clock: `simulated, ${CLOCK_STEP_MS / 1000} s per request (the corpus has no timestamps), so idle-based clearing never fires`,
     files: `policies that persist tool results write real files under os.tmpdir() (lethe: its file store, written atomically, no fsync: its default; seed: tool results and a full JSONL transcript at every snip and compaction, plain writes, paths in its markers relative to the session folder as the course's are short; claude-code: plain writes), removed at the end. Paths appear in markers, so they count as tokens; ${result.deterministic_paths ? "the work directory had its fixed name (tokens repeat run to run)" : "another run held the fixed work directory, so a random one was used (token totals may differ slightly from other runs)"}`,
     policies: Object.fromEntries(args.policies.map((p) => [p.name, p.describe])),
@@ -243,6 +244,8 @@ async function main(): Promise<void> {
     if (sessions.length === 0) usage(`no session matches ${args.sessions.join(", ")}`);
   }
   const recall = ledgerRecall(sessions);
+  // The same check for the files retention scores (the benchmark's own definition).
+  const itemsRecall = ledgerRecall(sessions, (h) => filesTouched(h).modified);
   const t0 = Date.now();
   const jitter = machineJitter(1000);
   console.error(`machine jitter: ${jitter.gaps_per_s} pauses/s, ${jitter.lost_pct}% of wall time lost (median pause ${jitter.median_gap_ms} ms)`);
@@ -260,6 +263,7 @@ async function main(): Promise<void> {
     sessions: result.sessions,
     cost_vs_claude_code: costRatios(result),
     ledger_recall: recall,
+    retention_items_recall: itemsRecall,
   };
   writeJsonAtomic(args.out, json);
   console.log(table(result));
@@ -272,6 +276,7 @@ async function main(): Promise<void> {
       ? `\nledger vs final diffs: ${recall.found}/${recall.files} files found as modified, over ${recall.sessions} sessions with a known diff${recall.missed.length ? `; missed: ${recall.missed.join(", ")}` : ""}`
       : "\nledger vs final diffs: no ground truth for this corpus",
   );
+  if (itemsRecall) console.log(`retention's modified files (bench/replay/items.ts) vs final diffs: ${itemsRecall.found}/${itemsRecall.files} found${itemsRecall.missed.length ? `; missed: ${itemsRecall.missed.join(", ")}` : ""}`);
   console.log(`\nwrote ${args.out} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 }
 

@@ -7,19 +7,23 @@
 //   - user-typed messages: each user message's own text (its text blocks, not tool results),
 //     newest first within a 20,000-token budget (exact o200k). Found and selected here, by the
 //     benchmark's own code (typedUserMessages, newestWithin), NOT by the engine's
-//     userMessagesOf/selectUserMessages (src/compaction/retain.ts): lethe carries what those
+//     userMessagesOf/selectUserMessages (the compaction state's retain.ts): lethe carries what those
 //     select, so scoring with them would score a selection bug as 100% retained;
 //   - the latest request: the newest of them;
-//   - paths of files modified and of files read (ledgerOf: tool calls and the usual shell idioms);
-//   - the last 30 shell commands (src/compaction/work.ts commandOutcomes): a command is retained
-//     when its line (first line, first 200 characters) is in the context and, when it failed,
-//     the line saying what went wrong (errorLine) too. A success's outcome is not checked (there
-//     is no line to look for); a command whose tool result is still there has both.
+//   - paths of files modified and of files read: filesTouched (items.ts), the benchmark's own
+//     definition (file tool calls and the obvious shell reads and writes), NOT the engine's file
+//     ledger, which lethe carries into every rebuild: scoring with it would score a ledger bug
+//     (a file it never lists) as retained;
+//   - the last 30 shell commands: shellCommands (items.ts), again the benchmark's own, not the
+//     engine's work record. A command is retained when its line (first non-blank line, first
+//     200 characters) is in the context and, when it failed, the line saying what went wrong
+//     (first 120 characters) too. A success's outcome is not checked (there is no line to look
+//     for); a command whose tool result is still there has both.
 // An item is retained when it occurs as a substring of the rebuilt context's text: every block of
-// every message (text, thinking, tool_use name and input JSON, tool_result content).
+// every message (text, thinking, tool_use name and input JSON, and a shell call's command line
+// unescaped, tool_result content).
 import type { Message } from "../../src/messages/types.ts";
-import { ledgerOf } from "../../src/compaction/state/ledger.ts";
-import { type CommandOutcome, commandOutcomes, shellCommandOf } from "../../src/compaction/state/work.ts";
+import { commandText, filesTouched, type ShellCommand, shellCommands } from "./items.ts";
 
 /** Shell commands before a compaction that retention looks for. */
 export const RETENTION_COMMANDS = 30;
@@ -31,7 +35,7 @@ export interface RetentionItems {
   userMessages: string[];
   modified: string[];
   read: string[];
-  commands: CommandOutcome[];
+  commands: ShellCommand[];
 }
 
 /** Counts the tokens of a string (the replay passes its exact o200k counter). */
@@ -80,13 +84,13 @@ export function newestWithin(messages: readonly string[], budget: number, counte
 
 export function retentionItems(original: readonly Message[], counter: TextTokens, budget = RETENTION_USER_BUDGET): RetentionItems {
   const userMessages = newestWithin(typedUserMessages(original), budget, counter);
-  const ledger = ledgerOf(original);
+  const files = filesTouched(original);
   return {
     latest: userMessages[userMessages.length - 1],
     userMessages,
-    modified: [...ledger.modified],
-    read: [...ledger.read],
-    commands: commandOutcomes(original).slice(-RETENTION_COMMANDS),
+    modified: files.modified,
+    read: files.read,
+    commands: shellCommands(original).slice(-RETENTION_COMMANDS),
   };
 }
 
@@ -109,7 +113,7 @@ export function contextText(history: readonly Message[]): string {
         case "tool_use": {
           parts.push(b.name, JSON.stringify(b.input ?? {}));
           // The command as the model sees it, unescaped (JSON spells a quote \").
-          const c = shellCommandOf(b);
+          const c = commandText(b);
           if (c !== undefined) parts.push(c);
           break;
         }
@@ -128,7 +132,7 @@ export function contextText(history: readonly Message[]): string {
 export type RetentionKey = "latest_request_pct" | "user_messages_pct" | "modified_files_pct" | "read_files_pct" | "commands_pct";
 export const RETENTION_KEYS: readonly RetentionKey[] = ["latest_request_pct", "user_messages_pct", "modified_files_pct", "read_files_pct", "commands_pct"];
 
-const commandKept = (c: CommandOutcome, text: string): boolean => text.includes(c.command) && (c.error === undefined || text.includes(c.error));
+const commandKept = (c: ShellCommand, text: string): boolean => text.includes(c.command) && (c.error === undefined || text.includes(c.error));
 
 /** Percentages for one compaction; null for a category with no item before it. */
 export type RetentionSample = Record<RetentionKey, number | null>;
