@@ -23,6 +23,16 @@ export type LetheErrorCode =
   | "session_not_found"
   /** The session folder cannot be written (SessionStorageError). */
   | "session_storage"
+  /** A conversation store's address is not one lethe can use (StoreError). */
+  | "store_url"
+  /** The store's server cannot be reached in time (StoreError). */
+  | "store_unreachable"
+  /** The store refused the credentials (StoreError). */
+  | "store_auth"
+  /** The store was written by a newer lethe, or its schema is not lethe's (StoreError). */
+  | "store_schema"
+  /** Any other failure of the store (StoreError). */
+  | "store_failed"
   /** CLI: a bad command line (exit 2). */
   | "usage"
   /** CLI: a bad settings file or environment. */
@@ -40,6 +50,11 @@ export const EXIT_CODES: Readonly<Record<LetheErrorCode, number>> = {
   session_locked: 1,
   session_not_found: 1,
   session_storage: 1,
+  store_url: 2,
+  store_unreachable: 1,
+  store_auth: 1,
+  store_schema: 1,
+  store_failed: 1,
   usage: 2,
   config: 1,
 };

@@ -61,6 +61,12 @@ export { sessionPaths, createSessionDir, listSessions, latestSession, resolveSes
 export { SessionLockedError } from "./session/lock.ts";
 export { recall, type RecallOptions, type RecallResult } from "./session/recall.ts";
 
+// Conversation stores: files by default, PostgreSQL from lethe/postgres (loaded by connectStore).
+export { connectStore, type ConnectOptions } from "./store/connect.ts";
+export { createFilesStore } from "./store/files.ts";
+export { StoreError } from "./store/errors.ts";
+export type { ConversationStore, Conversation, ConversationInfo, EngineSnapshot, AppendResult } from "./store/types.ts";
+
 // Models: the client interface and its errors, retries, the known-model table (no SDK behind them).
 export { ModelError, type ModelClient, type ModelRequest, type ModelResponse, type StreamEvent, type StopReason, type ToolDefinition, type ModelErrorKind, type ModelInfo } from "./model/types.ts";
 export { toModelError } from "./model/errors.ts";

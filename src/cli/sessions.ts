@@ -3,127 +3,26 @@
 // read the transcript only; old transcripts (without request lines) show what they have.
 import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
-import type { ContentBlock, Message } from "../messages/types.ts";
-import { listSessions, resolveSession, type SessionSummary } from "../session/paths.ts";
-import { REQUEST_EVENT, loadTranscript, type LoadedTranscript } from "../session/transcript.ts";
+import { listSessions, resolveSession } from "../session/paths.ts";
+import { loadTranscript } from "../session/transcript.ts";
+import { exportMarkdown, sessionStats, sessionsTable } from "./session-report.ts";
 import { UsageError } from "./errors.ts";
 
-export interface SessionStats {
-  id: string;
-  start?: string;
-  lastActivity: string;
-  turns: number;
-  requests: number;
-  compactions: Record<string, number>;
-  /** Input + output tokens the provider reported, over every request line. */
-  tokens: number;
-  /** undefined when no request line has a price. */
-  costUsd?: number;
-  firstMessage: string;
-}
-
-const isTyped = (m: Message) =>
-  m.role === "user" && (typeof m.content === "string" || (m.content.some((b) => b.type === "text" && !/^(\[lethe|<lethe-|\[an earlier message|\[the user's latest|\[conversation continues\])/.test(b.text)) && !m.content.some((b) => b.type === "tool_result")));
-
-export function sessionStats(s: SessionSummary, t: LoadedTranscript = loadTranscript(s.transcript)): SessionStats {
-  let turns = 0;
-  let requests = 0;
-  let tokens = 0;
-  let cost: number | undefined;
-  let last = s.lastModified.toISOString();
-  const compactions: Record<string, number> = {};
-  for (const e of t.entries) {
-    if (typeof e.ts === "string") last = e.ts;
-    if (e.type === "message" && isTyped(e.message)) turns++;
-    else if (e.type === "boundary") compactions[e.kind] = (compactions[e.kind] ?? 0) + 1;
-    else if (e.type === "event" && e.name === REQUEST_EVENT) {
-      requests++;
-      tokens += Number(e.input_tokens ?? 0) + Number(e.output_tokens ?? 0);
-      if (typeof e.cost_usd === "number") cost = (cost ?? 0) + e.cost_usd;
-    }
-  }
-  return { id: s.id, ...(s.created ? { start: s.created } : {}), lastActivity: last, turns, requests, compactions, tokens, ...(cost !== undefined ? { costUsd: cost } : {}), firstMessage: s.preview };
-}
-
-const short = (iso: string | undefined) => (iso ? iso.replace("T", " ").slice(0, 16) : "—");
-
-/** The `lethe sessions` table. */
-export function sessionsTable(rows: readonly SessionStats[]): string {
-  if (rows.length === 0) return "No sessions in this workspace yet.";
-  const head = ["session", "started", "last activity", "turns", "compactions", "tokens", "cost", "first message"];
-  const lines = rows.map((r) => {
-    const c = Object.entries(r.compactions);
-    return [
-      r.id,
-      short(r.start),
-      short(r.lastActivity),
-      String(r.turns),
-      c.length ? c.map(([k, n]) => `${n} ${k}`).join(", ") : "0",
-      r.requests ? r.tokens.toLocaleString("en-US") : "—",
-      r.costUsd !== undefined ? `$${r.costUsd.toFixed(2)}` : "—",
-      r.firstMessage || "(none)",
-    ];
-  });
-  const widths = head.map((h, i) => Math.max(h.length, ...lines.slice(0).map((l) => (i === 7 ? 0 : l[i]!.length))));
-  const fmt = (cells: string[]) => cells.map((c, i) => (i === 7 ? c : c.padEnd(widths[i]!))).join("  ");
-  return [fmt(head), ...lines.map(fmt)].join("\n");
-}
-
-function fence(text: string, lang = ""): string {
-  // A fence longer than any run of backticks inside, so the text cannot close it.
-  const longest = Math.max(2, ...(text.match(/`+/g) ?? []).map((r) => r.length));
-  const f = "`".repeat(longest + 1);
-  return `${f}${lang}\n${text}\n${f}`;
-}
-
-function blockMarkdown(b: ContentBlock): string {
-  switch (b.type) {
-    case "text":
-      return b.text;
-    case "thinking":
-      return `<details><summary>thinking</summary>\n\n${fence(b.thinking)}\n</details>`;
-    case "redacted_thinking":
-      return "_(redacted thinking)_";
-    case "tool_use":
-      return `**tool call** \`${b.name}\` (${b.id})\n${fence(JSON.stringify(b.input, null, 2), "json")}`;
-    case "tool_result": {
-      const content = typeof b.content === "string" ? b.content : (b.content ?? []).map((c) => (c.type === "text" ? c.text : `[${c.type}]`)).join("\n");
-      return `**tool result** (${b.tool_use_id})${b.is_error ? " — error" : ""}\n${fence(content)}`;
-    }
-    case "image":
-      return "_[image]_";
-    default:
-      return `_[${String((b as { type: unknown }).type)}]_`;
-  }
-}
-
-/** A readable Markdown transcript, compactions marked where they happened. */
-export function exportMarkdown(id: string, t: LoadedTranscript): string {
-  const out: string[] = [`# lethe session ${id}`, ""];
-  if (t.header) out.push(`- workspace: \`${String(t.header.cwd ?? "")}\``, `- started: ${String(t.header.created ?? "—")}`, ...(t.header.model ? [`- model: ${String(t.header.model)}`] : []), "");
-  for (const e of t.entries) {
-    if (e.type === "message") {
-      const blocks: ContentBlock[] = typeof e.message.content === "string" ? [{ type: "text", text: e.message.content }] : e.message.content;
-      out.push(`## ${e.message.role === "user" ? (blocks.every((b) => b.type === "tool_result") ? "Tool results" : "User") : "Assistant"}`, "", ...blocks.map(blockMarkdown).flatMap((x) => [x, ""]));
-    } else if (e.type === "boundary") {
-      const n = (x: number) => (x >= 0 ? x.toLocaleString("en-US") : "?");
-      out.push(`---`, "", `> **Compaction: ${e.kind}** — ${n(e.tokens_before)} → ${n(e.tokens_after)} tokens${e.ts ? ` (${short(e.ts)})` : ""}`, "");
-      if (typeof e.summary === "string" && e.summary) out.push(`<details><summary>summary</summary>\n\n${fence(e.summary)}\n</details>`, "");
-      out.push("---", "");
-    }
-  }
-  return `${out.join("\n").replace(/\n{3,}/g, "\n\n").trimEnd()}\n`;
-}
+export { exportMarkdown, sessionStats, sessionsTable, type SessionStats } from "./session-report.ts";
 
 /** The flags of `lethe sessions` and `lethe export` (the main command's are in args.ts). */
-export const SESSION_COMMAND_FLAGS = ["cwd", "format", "output", "port", "open"] as const;
+export const SESSION_COMMAND_FLAGS = ["cwd", "format", "output", "port", "open", "store"] as const;
 
-/** `lethe sessions [--cwd dir]` and `lethe export <id> [--format md|json] [-o file] [--cwd dir]`. */
-export function runSessionCommand(argv: readonly string[], out: (text: string) => void): number {
+/**
+ * `lethe sessions [--cwd dir] [--store path|url]` and `lethe export <id> [--format md|json] [-o file]
+ * [--cwd dir] [--store path|url]`. With a store (or LETHE_STORE), they read its conversations.
+ */
+export function runSessionCommand(argv: readonly string[], out: (text: string) => void, env: NodeJS.ProcessEnv = process.env): number | Promise<number> {
   const [command, ...rest] = argv;
   let cwd = process.cwd();
   let format = "md";
   let output: string | undefined;
+  let store = env.LETHE_STORE?.trim() || undefined;
   const positional: string[] = [];
   for (let i = 0; i < rest.length; i++) {
     const a = rest[i]!;
@@ -135,8 +34,14 @@ export function runSessionCommand(argv: readonly string[], out: (text: string) =
     if (a === "--cwd") cwd = resolve(value());
     else if (a === "--format") format = value();
     else if (a === "-o" || a === "--output") output = value();
+    else if (a === "--store") store = value();
     else if (a.startsWith("-")) throw new UsageError(`unknown option ${a} for lethe ${command}`);
     else positional.push(a);
+  }
+  if (format !== "md" && format !== "json") throw new UsageError(`--format must be md or json, got ${JSON.stringify(format)}`);
+  if (store !== undefined) {
+    if (command === "sessions" && positional.length > 0) throw new UsageError(`lethe sessions takes no argument (got ${JSON.stringify(positional[0])})`);
+    return import("./store-sessions.ts").then((m) => m.runStoreSessionCommand({ command: command as "sessions" | "export", store: store!, positional, format, cwd, ...(output ? { output } : {}) }, out));
   }
   if (command === "sessions") {
     if (positional.length > 0) throw new UsageError(`lethe sessions takes no argument (got ${JSON.stringify(positional[0])})`);

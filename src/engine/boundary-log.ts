@@ -8,7 +8,7 @@ import type { EngineState } from "./state.ts";
 
 /** A summary (or a reactive shrink): its rebuilt history is a resume point. */
 export function logSummary(s: EngineState, e: SummarizeEvent, history: Message[], before: readonly Message[], summary?: string): void {
-  const t = s.opts.transcript;
+  const t = s.transcript;
   if (!t) return;
   const what = boundaryDetails(before, history, t.uuidOf?.bind(t));
   t.appendBoundary({ kind: e.kind, tokens_before: e.tokensBefore, tokens_after: e.tokensAfter, history, summary, details: { ...e }, ...what });
@@ -19,7 +19,7 @@ export function logSummary(s: EngineState, e: SummarizeEvent, history: Message[]
  * removed and its resume point: its head, and the transcript uuid where its kept tail starts.
  */
 export function logLayer(s: EngineState, e: BudgetEvent | SnipEvent | MicroEvent, counted: CompactionRecord, before?: readonly Message[], after?: readonly Message[]): void {
-  const t = s.opts.transcript;
+  const t = s.transcript;
   if (!t) return;
   const uuidOf = t.uuidOf?.bind(t);
   const what = before && after ? boundaryDetails(before, after, uuidOf) : {};

@@ -9,6 +9,7 @@ import type { CompactionEvent, ModelWindow, SummaryKind, ToolResultStore } from 
 import type { CompactHooks, Compactor, RequestShape, Summarizer } from "../compaction/summary/compactor.ts";
 import type { ModelError } from "../model/types.ts";
 import type { TranscriptWriter } from "../session/transcript.ts";
+import type { ConversationStore } from "../store/types.ts";
 import type { TokenCounter } from "../tokens/count.ts";
 import type { ContextMeter, Usage } from "../tokens/meter.ts";
 import type { MediaFormula } from "../tokens/media.ts";
@@ -17,8 +18,15 @@ import type { MediaFormula } from "../tokens/media.ts";
 export interface EngineOptions extends ModelWindow {
   /** Session folder: huge tool results go to <sessionDir>/tool-results/. Without it they stay in memory. */
   sessionDir?: string;
-  /** A store of your own (overrides sessionDir). */
-  store?: ToolResultStore;
+  /**
+   * A conversation store (connectStore): the engine keeps the conversation there (each new
+   * message once, boundaries, tool results, its compacted state), so a fresh engine for a known
+   * `conversationId` picks up where the last one stopped, in this process or another. Or a
+   * tool-result store of your own (overrides sessionDir).
+   */
+  store?: ConversationStore | ToolResultStore;
+  /** The conversation's id in the store (needed with a conversation store): 1–1,000 characters. */
+  conversationId?: string;
   config?: DeepPartial<CompactionConfig>;
   model?: string;
   /**

@@ -12,8 +12,14 @@
 // Messages are recognised by identity first, then by content: a host that deserialises its
 // history before every call (a route handler given JSON, a checkpointer, a store) passes new
 // objects with the same content, and pays for what is new just the same.
-import { createHash } from "node:crypto";
+import { contentKey } from "../messages/key.ts";
 import type { Message } from "../messages/types.ts";
+
+/** A host's whole history, read in slices (it may be the follower's record plus the input's new part). */
+export interface HostView {
+  readonly length: number;
+  slice(from?: number, to?: number): Message[];
+}
 
 export interface Follower {
   /** The history to prepare for `input`: the last result plus what was appended since, or `input` itself. */
@@ -24,44 +30,41 @@ export interface Follower {
   isLastOutput(history: readonly Message[]): boolean;
   /** Replaces the last result (after a recovery of it), keeping what it stands for. */
   replaceOutput(output: readonly Message[]): void;
+  /**
+   * The host's whole history `input` stands for: the input itself, or, when it is the last
+   * result plus new messages (a host passing back lethe's history), what was seen plus those.
+   */
+  hostView(input: readonly Message[]): HostView;
+  /** Starts from a state another engine left (a store): `input` stands as `output` from now on. */
+  adopt(input: readonly Message[], output: readonly Message[]): void;
 }
 
 /** Leading messages always compared (snip and summaries keep the session's first request). */
 const HEAD_CHECK = 8;
 
-// A message's content key, computed once per object: its role and a hash of its content as JSON
-// (what a deserialised copy keeps). Content JSON cannot encode (a BigInt, a cycle) matches nothing.
-const keys = new WeakMap<Message, string>();
-
-/** The content key of a message (role and a hash of its content), or undefined when it has none. */
-export function messageKey(m: Message): string | undefined {
-  let k = keys.get(m);
-  if (k === undefined) {
-    try {
-      k = `${m.role}:${createHash("sha1").update(JSON.stringify(m.content) ?? "").digest("base64")}`;
-    } catch {
-      return undefined;
-    }
-    keys.set(m, k);
-  }
-  return k;
-}
-
 /** The same message: the same object, or one with the same role and content. */
 function same(a: Message | undefined, b: Message): boolean {
   if (a === b) return true;
   if (a === null || typeof a !== "object") return false;
-  const ka = messageKey(a);
-  return ka !== undefined && ka === messageKey(b);
+  const ka = contentKey(a);
+  return ka !== undefined && ka === contentKey(b);
 }
 
-export function createFollower(): Follower {
+/**
+ * `wholeHost`: keep the whole history of a host that passes back lethe's result plus what is
+ * new (what a store records). Without it only the last input is kept, so such a host's session is
+ * not held in memory twice.
+ */
+export function createFollower(opts: { wholeHost?: boolean } = {}): Follower {
   // The host's messages seen so far, in order (our own copy: the host's array may change).
   let seen: Message[] = [];
   // What `seen` became; null when nothing was changed (then `seen` itself is the history).
   let out: Message[] | null = null;
   // Set by resolve: how much of the input is already in `seen` (-1: not an extension).
   let matched = -1;
+  // Set by resolve: the input is the last result plus new messages (a host passing back lethe's
+  // history): their count is where the new ones start (-1: it is not).
+  let own = -1;
 
   // Whether input is seen + appended messages. Compared by identity or content (same), and only where it matters:
   // the messages still in the last result (at most its length, from the end) and the first few.
@@ -77,27 +80,45 @@ export function createFollower(): Follower {
     return true;
   };
 
+  // Whether input begins with the last result (compared like extendsSeen, from the end).
+  const extendsOut = (input: readonly Message[]): boolean => {
+    if (out === null || out.length === 0 || input.length < out.length) return false;
+    for (let i = out.length - 1; i >= 0; i--) if (!same(input[i], out[i]!)) return false;
+    return true;
+  };
+
+  const classify = (input: readonly Message[]): void => {
+    // Not a list, or one whose reading throws (a caller's Proxy): prepared as given, and
+    // repair's input check says what is wrong with it.
+    try {
+      matched = Array.isArray(input) && extendsSeen(input) ? seen.length : -1;
+      own = matched < 0 && Array.isArray(input) && extendsOut(input) ? out!.length : -1;
+    } catch {
+      matched = -1;
+      own = -1;
+    }
+  };
+
   return {
     resolve(input) {
-      // Not a list, or one whose reading throws (a caller's Proxy): prepared as given, and
-      // repair's input check says what is wrong with it.
-      try {
-        matched = Array.isArray(input) && extendsSeen(input) ? seen.length : -1;
-      } catch {
-        matched = -1;
-      }
+      classify(input);
       if (matched < 0 || out === null) return input;
       return matched === input.length ? out.slice() : out.concat(input.slice(matched));
     },
     remember(input, output) {
       if (matched >= 0 && input.length >= matched) {
         for (let i = matched; i < input.length; i++) seen.push(input[i]!);
+      } else if (own >= 0 && opts.wholeHost) {
+        // The host's whole history is what it had plus the messages new in this input.
+        for (let i = own; i < input.length; i++) seen.push(input[i]!);
       } else {
         seen = input.slice();
       }
+      // The output goes back to the host, which may push onto it: keep a copy. An unchanged
+      // input is `seen` itself, unless it was lethe's own result (then seen is the longer history).
+      out = output === input && !(own >= 0 && opts.wholeHost) ? null : output.slice();
       matched = -1;
-      // The output goes back to the host, which may push onto it: keep a copy.
-      out = output === input ? null : output.slice();
+      own = -1;
     },
     isLastOutput(history) {
       const last = out ?? seen;
@@ -111,6 +132,25 @@ export function createFollower(): Follower {
     },
     replaceOutput(output) {
       out = output.slice();
+    },
+    adopt(input, output) {
+      seen = input.slice();
+      out = output.slice();
+      matched = -1;
+      own = -1;
+    },
+    hostView(input) {
+      classify(input);
+      const from = own;
+      matched = -1;
+      own = -1;
+      if (from < 0 || !opts.wholeHost) return { length: input.length, slice: (a, b) => input.slice(a, b) };
+      const n = seen.length;
+      const length = n + input.length - from;
+      return {
+        length,
+        slice: (a = 0, b = length) => seen.slice(a, Math.min(b, n)).concat(input.slice(from + Math.max(0, a - n), from + Math.max(0, b - n))),
+      };
     },
   };
 }

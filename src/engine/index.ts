@@ -20,7 +20,33 @@ import { observeReply } from "./observe.ts";
 import { prepareRequest } from "./prepare.ts";
 import { recoverFrom } from "./recover.ts";
 import { createState, withEvents } from "./state.ts";
+import type { Message } from "../messages/types.ts";
 import { ensureFits, summarizeHistory } from "./summary.ts";
+import { flush, syncIn, syncOut } from "./stored.ts";
+import { notOpen } from "./store-link.ts";
+import type { EngineState } from "./state.ts";
+
+/** Events after which the history is no longer the last one plus what is new: the state to keep. */
+const REWRITES = new Set(["budget", "snip", "micro", "summarize", "reactive", "manual", "subagent"]);
+
+/**
+ * A call on a conversation store: the store's state and the host's new messages first, then
+ * what the call queued, and a history a layer rewrote (a summary, a snip, cleared results)
+ * saved as the conversation's state, so the next engine starts from it instead of redoing it.
+ */
+async function synced(s: EngineState, input: readonly Message[], fn: () => Promise<RequestReady>): Promise<RequestReady> {
+  const link = s.link;
+  if (!link) return fn();
+  const view = await syncIn(s, link, input);
+  let r: RequestReady;
+  try {
+    r = await fn();
+  } catch (e) {
+    await flush(link).catch(() => undefined);
+    throw e;
+  }
+  return syncOut(s, link, view, r, r.events.some((e) => REWRITES.has(e.kind)));
+}
 
 export { InvariantError, OverWindowError, type Engine, type EngineOptions, type EnginePrepareResult, type PrepareCall, type RequestReady };
 
@@ -40,7 +66,10 @@ export function createEngine(opts: EngineOptions): Engine {
     counter: s.counter,
     meter: s.meter,
     compactor,
-    prepare: (history, call) => prepareRequest(s, history, call),
+    prepare(history, call) {
+      if (s.link && !s.link.conversation) notOpen();
+      return prepareRequest(s, history, call);
+    },
     readStored(toolUseId) {
       if (typeof toolUseId !== "string") throw new LetheInputError("readStored", `needs a tool_use id string, got ${toolUseId === null ? "null" : typeof toolUseId}`);
       if (s.store.load) return s.store.load(toolUseId);
@@ -53,7 +82,7 @@ export function createEngine(opts: EngineOptions): Engine {
     },
 
     beforeRequest: (history, call = {}) =>
-      withEvents(s, async (events) => {
+      synced(s, history, () => withEvents(s, async (events) => {
         const p = prepareRequest(s, history, call);
         compactor.observeTurn(p.history, p.measuredTokens, s.threshold, call);
         const ready: RequestReady = { history: p.history, events, tokens: p.measuredTokens, threshold: s.threshold };
@@ -66,23 +95,25 @@ export function createEngine(opts: EngineOptions): Engine {
         const r = await summarizeHistory(s, p.history, "summarize", call);
         if (r.history !== p.history) follower.replaceOutput(r.history);
         return ensureFits(s, { ...r, events });
+      })),
+
+    compact: (history, call: PrepareCall & { kind?: "manual" | "subagent"; focus?: string } = {}) =>
+      synced(s, history, async () => {
+        const p = prepareRequest(s, history, call);
+        const r = await summarizeHistory(s, p.history, call.kind ?? "manual", call, call.focus);
+        if (r.history !== p.history) follower.replaceOutput(r.history);
+        return r;
       }),
 
-    async compact(history, call: PrepareCall & { kind?: "manual" | "subagent"; focus?: string } = {}) {
-      const p = prepareRequest(s, history, call);
-      const r = await summarizeHistory(s, p.history, call.kind ?? "manual", call, call.focus);
-      if (r.history !== p.history) follower.replaceOutput(r.history);
-      return r;
-    },
-
-    async recover(history, error, call = {}) {
-      // A host following its own full history sent what lethe made of it: the recovered
-      // history stands for that from now on.
-      const ours = follower.isLastOutput(history);
-      const r = await recoverFrom(s, history, error, call);
-      if (ours) follower.replaceOutput(r.history);
-      return r;
-    },
+    recover: (history, error, call = {}) =>
+      synced(s, history, async () => {
+        // A host following its own full history sent what lethe made of it: the recovered
+        // history stands for that from now on.
+        const ours = follower.isLastOutput(history);
+        const r = await recoverFrom(s, history, error, call);
+        if (ours) follower.replaceOutput(r.history);
+        return r;
+      }),
 
     observe: (sent, reply, usage, call = {}) => observeReply(s, sent, reply, usage, call),
   };

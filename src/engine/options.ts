@@ -5,6 +5,7 @@
 import { closest } from "../compaction/config/schema.ts";
 import { type CompactionConfig, resolveConfig } from "../compaction/config/config.ts";
 import type { EngineOptions } from "./contract.ts";
+import { MAX_CONVERSATION_ID } from "../store/types.ts";
 import { LetheInputError, readSafely, show } from "../messages/input.ts";
 import { thrownText } from "../messages/input-values.ts";
 import type { Usage } from "../tokens/meter.ts";
@@ -33,7 +34,8 @@ const OPTIONS: Record<keyof EngineOptions, Check> = {
   contextWindow: () => null,
   maxOutputTokens: () => null,
   sessionDir: path,
-  store: withMethods(["save"], ["load"]),
+  store: (v) => (isObj(v) && typeof v.conversation === "function" ? null : withMethods(["save"], ["load"])(v) && "must be a conversation store (connectStore) or an object with save and load? methods"),
+  conversationId: (v) => (typeof v === "string" && v.length > 0 && v.length <= MAX_CONVERSATION_ID && !v.includes("\0") ? null : `must be a string of 1–${MAX_CONVERSATION_ID} characters without NUL`),
   config: (v) => (isObj(v) ? null : "must be an object of compaction settings"),
   model: (v) => (typeof v === "string" ? null : "must be a string (the model's name)"),
   media: oneOf("anthropic", "openai"),
@@ -77,6 +79,9 @@ function check(opts: EngineOptions): void {
     const problem = OPTIONS[key as keyof EngineOptions](v);
     if (problem) refuse(`${key} ${problem}, got ${show(v)}`);
   }
+  const conversational = isObj(opts.store) && typeof opts.store.conversation === "function";
+  if (conversational && opts.conversationId === undefined) refuse("a conversation store needs a conversationId (the chat's or thread's id)");
+  if (!conversational && opts.conversationId !== undefined) refuse("conversationId needs a conversation store (store: await connectStore(…))");
   const th = opts.config?.threshold?.tokens;
   if (typeof th === "number" && th >= w) throw new LetheInputError("createEngine", "", `lethe config: threshold.tokens (${th}) must be below contextWindow (${w})`);
 }

@@ -11,8 +11,10 @@ import { createFileStore, createMemoryStore } from "../session/tool-results.ts";
 import { type TokenCounter, createTokenCounter } from "../tokens/count.ts";
 import { type ContextMeter, createContextMeter } from "../tokens/meter.ts";
 import { createTruncationDetector } from "../tokens/truncation.ts";
+import type { TranscriptWriter } from "../session/transcript.ts";
 import type { EngineOptions, PrepareCall } from "./contract.ts";
 import { type Follower, createFollower } from "./follower.ts";
+import { type StoreLink, createLink, isConversationStore, linkResults, linkTranscript } from "./store-link.ts";
 
 /** Events of layers that rewrite what was sent before (not only append to it). */
 const REWRITES = new Set<string>(["budget", "snip", "micro", "summarize", "reactive"]);
@@ -24,6 +26,10 @@ export interface EngineState {
   readonly window: ModelWindow;
   threshold: number;
   readonly store: ToolResultStore;
+  /** Where boundaries are written: the host's transcript, or the conversation store's queue. */
+  readonly transcript: TranscriptWriter | undefined;
+  /** The conversation store the engine keeps its state in, when given one. */
+  readonly link: StoreLink | undefined;
   readonly counter: TokenCounter;
   readonly meter: ContextMeter;
   readonly compactor: Compactor;
@@ -48,21 +54,27 @@ export interface EngineState {
   emit(e: CompactionEvent): void;
 }
 
-export function createState(opts: EngineOptions, config: CompactionConfig): EngineState {
+export function createState(opts: EngineOptions, resolved: CompactionConfig): EngineState {
+  // On a store the engine is usually made for one request: a summary started in the background
+  // would be paid for and then lost with it. The summary runs when it is needed instead.
+  const config = isConversationStore(opts.store) ? { ...resolved, summary: { ...resolved.summary, presummaryShare: 0 } } : resolved;
   const window: ModelWindow = { contextWindow: opts.contextWindow, maxOutputTokens: opts.maxOutputTokens };
   const counter = createTokenCounter(undefined, { media: opts.media ?? (/^(?:gpt|o\d|chatgpt)/i.test(opts.model ?? "") ? "openai" : "anthropic") });
   const archivePath = opts.sessionDir ? join(opts.sessionDir, "transcript.jsonl") : undefined;
   const collecting = new Set<CompactionEvent[]>();
+  const link = isConversationStore(opts.store) ? createLink(opts.store, opts.conversationId!) : undefined;
   const state: EngineState = {
     opts,
     config,
     window,
     threshold: autoCompactThreshold(window, config),
-    store: opts.store ?? (opts.sessionDir ? createFileStore(join(opts.sessionDir, "tool-results")) : createMemoryStore()),
+    store: link ? linkResults(link) : ((opts.store as ToolResultStore | undefined) ?? (opts.sessionDir ? createFileStore(join(opts.sessionDir, "tool-results")) : createMemoryStore())),
+    transcript: opts.transcript ?? (link ? linkTranscript(link) : undefined),
+    link,
     counter,
     meter: createContextMeter({ counter, model: opts.model }),
     compactor: undefined as unknown as Compactor, // set below: it emits through the state
-    follower: createFollower(),
+    follower: createFollower({ wholeHost: link !== undefined }),
     truncation: createTruncationDetector(),
     archivePath,
     persisted: new Map(),

@@ -9,8 +9,12 @@ import { type MediaFormula, MAX_IMAGE_TOKENS, documentTokens, imageBlockTokens }
 
 /** Strings at least this long are memoised by text(), up to TEXT_MEMO_ENTRIES of them. */
 const TEXT_MEMO_MIN_CHARS = 256;
-const TEXT_MEMO_ENTRIES = 8_192;
-const TEXT_MEMO_CHARS = 8_000_000;
+const TEXT_MEMO_ENTRIES = 2_048;
+const TEXT_MEMO_CHARS = 4_000_000;
+/** Other blocks' strings at least this long (tool output, thinking) are memoised by content too. */
+const LARGE_MIN_CHARS = 4_096;
+const LARGE_MEMO_ENTRIES = 512;
+const LARGE_MEMO_CHARS = 4_000_000;
 
 export type TextCounter = (text: string) => number;
 
@@ -88,13 +92,28 @@ export function createTokenCounter(count: TextCounter = estimateTokens, opts: To
     return n;
   };
 
+  // A host that passes new objects with the same content (a deserialised history) would pay to
+  // estimate every big tool result again: those are memoised by content, in a memo of their own
+  // so they never push the carried texts out of text()'s.
+  const byLarge = new Map<string, number>();
+  let largeChars = 0;
+  const large = (s: string): number => {
+    if (s.length < LARGE_MIN_CHARS) return count(s);
+    let n = byLarge.get(s);
+    if (n === undefined) {
+      n = count(s);
+      if (byLarge.size >= LARGE_MEMO_ENTRIES || largeChars + s.length > LARGE_MEMO_CHARS) (byLarge.clear(), (largeChars = 0));
+      if (s.length <= LARGE_MEMO_CHARS / 8) (byLarge.set(s, n), (largeChars += s.length));
+    }
+    return n;
+  };
+
   const block = (b: ContentBlock): number => {
     let n = byBlock.get(b);
     if (n === undefined) {
-      // Through text(), memoised by content: a carried text (ledger, work record) counted when
-      // it was fitted to its budget is not counted again as a block, and a host that passes new
-      // objects with the same content (a deserialised history) does not pay to estimate it again.
-      n = blockTokens(b, text, media);
+      // Text blocks through text(): a carried text (ledger, work record) counted when it was
+      // fitted to its budget is not counted again as a block.
+      n = blockTokens(b, b.type === "text" ? text : large, media);
       byBlock.set(b, n);
     }
     return n;

@@ -20,6 +20,7 @@ const LAYERS: Record<string, number> = {
   compaction: 4,
   session: 5,
   hooks: 5,
+  store: 5.5,
   tools: 6,
   engine: 6,
   agent: 7,

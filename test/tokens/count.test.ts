@@ -24,3 +24,19 @@ test("blocks of every kind are counted, images at a fixed cost", () => {
   assert.ok(c.block({ type: "tool_result", tool_use_id: "a", content: [{ type: "text", text: "hello" }, { type: "image", source: { type: "url", url: "u" } }] }) > IMAGE_TOKENS);
   assert.equal(c.message({ role: "user", content: "abc" }), c.message({ role: "user", content: [{ type: "text", text: "abc" }] }));
 });
+
+test("a big tool result is estimated once by content: a deserialised copy (new objects, same text) is not estimated again", () => {
+  const seen: number[] = [];
+  const counter = createTokenCounter((t) => (seen.push(t.length), Math.ceil(t.length / 4)));
+  const big = "row of output\n".repeat(1_000);
+  const block = { type: "tool_result" as const, tool_use_id: "toolu_1", content: big };
+  const first = counter.block(block);
+  const copy = JSON.parse(JSON.stringify(block));
+  assert.equal(counter.block(copy), first);
+  assert.equal(seen.filter((n) => n === big.length).length, 1, "estimated once");
+  // A small one costs less to count than to look up: counted each time, as before.
+  const small = { type: "tool_result" as const, tool_use_id: "toolu_2", content: "ok" };
+  counter.block(small);
+  counter.block({ ...small });
+  assert.equal(seen.filter((n) => n === 2).length, 2);
+});

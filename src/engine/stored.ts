@@ -1,0 +1,84 @@
+// An engine on a conversation store (createEngine({ store, conversationId })): a fresh engine for
+// a known conversation picks up where the last one stopped, in this process or another.
+//
+// Before a call (syncIn): open the conversation once, adopt the state the store holds when it is
+// newer than ours (another worker summarised), and record the host's new messages, each once.
+// After it (syncOut): write the tool results and boundaries the layers queued (layers are
+// synchronous; the store is not), and when a layer rewrote the history (a summary, a snip,
+// cleared results), save that as the new state with a compare-and-set: when another process
+// saved first, adopt its state instead.
+import { contentKey } from "../messages/key.ts";
+import type { Message } from "../messages/types.ts";
+import type { EngineSnapshot } from "../store/types.ts";
+import type { StoreLink } from "./store-link.ts";
+import type { HostView } from "./follower.ts";
+import type { RequestReady } from "./contract.ts";
+import { learnWindow } from "./recover.ts";
+import type { EngineState } from "./state.ts";
+
+/** Messages compared at each end of what a state covers, to recognise the same history. */
+const KEYS = 8;
+
+const keysOf = (ms: readonly Message[]): string[] => ms.map((m) => contentKey(m) ?? "");
+const sameKeys = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((k, i) => k === b[i]);
+
+/** Whether `input` begins with the history `snap` covers (its first and last few messages). */
+function covers(snap: EngineSnapshot, input: HostView): boolean {
+  if (input.length < snap.covers) return false;
+  return sameKeys(keysOf(input.slice(0, Math.min(KEYS, snap.covers))), snap.headKeys) && sameKeys(keysOf(input.slice(Math.max(0, snap.covers - KEYS), snap.covers)), snap.coverKeys);
+}
+
+function adopt(s: EngineState, link: StoreLink, snap: EngineSnapshot, input: HostView): void {
+  link.version = snap.version;
+  if (snap.window && snap.window.contextWindow < s.window.contextWindow) {
+    learnWindow(s, snap.window.contextWindow, "limit_error", `an engine on this conversation learned the server's context is ${snap.window.contextWindow.toLocaleString("en-US")} tokens`);
+  }
+  // A host whose history is not the one the state covers (another conversation under this id,
+  // a rewind before the summary): its history is prepared as given.
+  if (covers(snap, input)) s.follower.adopt(input.slice(0, snap.covers), snap.rebuilt);
+}
+
+/**
+ * Opens the conversation (once), adopts a newer state, records the host's new messages; returns
+ * the host's whole history this input stands for (see Follower.hostView).
+ */
+export async function syncIn(s: EngineState, link: StoreLink, input: readonly Message[]): Promise<HostView> {
+  if (!link.conversation) {
+    link.conversation = await link.store.conversation(link.id, { ...(s.opts.workspace ? { cwd: s.opts.workspace } : {}), ...(s.opts.model ? { model: s.opts.model } : {}) });
+    link.recorded = await link.conversation.messageCount();
+  }
+  const c = link.conversation;
+  const snap = await c.state();
+  if (snap && snap.version !== link.version) adopt(s, link, snap, s.follower.hostView(input));
+  const view = s.follower.hostView(input);
+  if (view.length > link.recorded) {
+    await c.appendMessages(link.recorded, view.slice(link.recorded));
+    link.recorded = view.length;
+  }
+  return view;
+}
+
+/** Writes what the call queued; saves a rewritten history as the new state. */
+export async function syncOut(s: EngineState, link: StoreLink, input: HostView, r: RequestReady, rebuilt: boolean): Promise<RequestReady> {
+  const c = link.conversation!;
+  await flush(link);
+  if (!rebuilt) return r;
+  const next = { covers: input.length, headKeys: keysOf(input.slice(0, KEYS)), coverKeys: keysOf(input.slice(Math.max(0, input.length - KEYS))), rebuilt: r.history, window: { ...s.window } };
+  const saved = await c.saveState(link.version, next);
+  link.version = saved.state.version;
+  if (saved.saved) return r;
+  // Another process compacted this conversation first: its state stands from the next call on
+  // (one state per conversation, not one per worker); this request goes out as prepared here.
+  adopt(s, link, saved.state, input);
+  return r;
+}
+
+export async function flush(link: StoreLink): Promise<void> {
+  const c = link.conversation;
+  if (!c) return;
+  const results = [...link.results];
+  link.results.clear();
+  for (const [id, text] of results) await c.saveResult(id, text);
+  const entries = link.entries.splice(0);
+  for (const e of entries) await c.appendEntry(e);
+}

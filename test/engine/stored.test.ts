@@ -1,0 +1,123 @@
+// An engine on a conversation store: a host that builds a fresh engine for every request (a
+// route handler, a serverless function, a worker) pays for what is new and never summarises
+// again what was summarised.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createEngine } from "../../src/engine/index.ts";
+import type { Message } from "../../src/messages/types.ts";
+import { validate } from "../../src/messages/invariants.ts";
+import { connectStore } from "../../src/store/connect.ts";
+import { calls, results, user } from "../support/build.ts";
+
+const WINDOW = { contextWindow: 16_000, maxOutputTokens: 2_000 };
+const CONFIG = { snip: { enabled: false }, micro: { enabled: false } };
+
+/** Turn k of a session: a tool call and its result (every 9th result huge, so budget acts). */
+function turn(k: number): Message[] {
+  return [calls(["bash", { command: `step ${k}` }, `toolu_${k}`]), results([`toolu_${k}`, k % 9 === 4 ? `big ${k}\n`.repeat(6_000) : `line ${k} `.repeat(300)])];
+}
+
+test("a fresh engine per request on a files store, handed the whole history as JSON: as many summaries as one long-lived engine, every request valid and under the window", async () => {
+  const root = mkdtempSync(join(tmpdir(), "lethe-stored-"));
+  try {
+    const store = await connectStore(join(root, "store"));
+    const long = createEngine({ ...WINDOW, summarizerMode: "digest", config: CONFIG, now: () => 1 });
+    const host: Message[] = [user("fix the bug")];
+    let longSummaries = 0;
+    let freshSummaries = 0;
+    for (let k = 0; k < 40; k++) {
+      host.push(...turn(k));
+      const a = await long.beforeRequest(host);
+      longSummaries += a.events.filter((e) => e.kind === "summarize").length;
+      // The route handler: the history arrives as JSON, the engine is new.
+      const engine = createEngine({ ...WINDOW, summarizerMode: "digest", config: CONFIG, now: () => 1, store, conversationId: "chat/1 \"x\"" });
+      const b = await engine.beforeRequest(JSON.parse(JSON.stringify(host)));
+      freshSummaries += b.events.filter((e) => e.kind === "summarize").length;
+      assert.deepEqual(validate(b.history), [], `request ${k}`);
+      assert.ok(b.tokens <= engine.threshold, `request ${k}: ${b.tokens} over ${engine.threshold}`);
+    }
+    assert.ok(longSummaries >= 2, `the scenario summarises (${longSummaries})`);
+    assert.equal(freshSummaries, longSummaries);
+    // The store recorded each message once, in order.
+    const c = await store.conversation("chat/1 \"x\"");
+    assert.equal(await c.messageCount(), host.length);
+    const lines = await c.lines();
+    const messages = lines.filter((l) => l.type === "message");
+    assert.equal(messages.length, host.length);
+    assert.deepEqual(messages.map((m) => (m as { message: Message }).message), host);
+    assert.equal(lines.filter((l) => l.type === "boundary" && l.kind === "summarize").length, freshSummaries);
+    assert.ok(((await c.state())?.version ?? 0) >= freshSummaries, "a state saved at least at each summary");
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test("the route handler: 40 requests, each a new process given the full history as JSON, summarise no more than one long-lived engine; every request valid and under the window", async () => {
+  const { builtBin } = await import("../cli/support.ts");
+  builtBin(); // dist/ must be built from this src/ (npm test builds it)
+  const { spawn } = await import("node:child_process");
+  const root = mkdtempSync(join(tmpdir(), "lethe-route-"));
+  const request = (body: unknown) =>
+    new Promise<{ summaries: number; tokens: number; threshold: number; violations: number }>((resolve, reject) => {
+      const child = spawn(process.execPath, [join(import.meta.dirname, "../support/route-request.mjs")], { stdio: ["pipe", "pipe", "pipe"] });
+      let out = "";
+      let err = "";
+      child.stdout.on("data", (d) => (out += d));
+      child.stderr.on("data", (d) => (err += d));
+      child.on("close", (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`request process exited ${code}: ${err.slice(-500)}`))));
+      child.stdin.end(JSON.stringify(body));
+    });
+  try {
+    const long = createEngine({ ...WINDOW, summarizerMode: "digest", config: CONFIG, now: () => 1 });
+    const host: Message[] = [user("fix the bug")];
+    let longSummaries = 0;
+    let routeSummaries = 0;
+    for (let k = 0; k < 40; k++) {
+      host.push(...turn(k));
+      longSummaries += (await long.beforeRequest(host)).events.filter((e) => e.kind === "summarize").length;
+      const r = await request({ store: join(root, "store"), conversationId: "chat-42", history: host, window: WINDOW, config: CONFIG });
+      routeSummaries += r.summaries;
+      assert.equal(r.violations, 0, `request ${k}`);
+      assert.ok(r.tokens <= r.threshold, `request ${k}: ${r.tokens} over ${r.threshold}`);
+    }
+    assert.ok(longSummaries >= 2, `the scenario summarises (${longSummaries})`);
+    assert.ok(routeSummaries <= longSummaries, `${routeSummaries} summaries in 40 processes, ${longSummaries} in one engine`);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test("a host passing back lethe's history plus what is new (the adapters): the store records the host's own messages, each once, never lethe's rebuilt ones; a fresh engine on the full list adopts the state", async () => {
+  const root = mkdtempSync(join(tmpdir(), "lethe-stored-"));
+  try {
+    const store = await connectStore(join(root, "store"));
+    const engine = createEngine({ ...WINDOW, summarizerMode: "digest", config: CONFIG, now: () => 1, store, conversationId: "own" });
+    const host: Message[] = [user("fix the bug")];
+    let own: Message[] = host.slice();
+    let summaries = 0;
+    for (let k = 0; k < 30; k++) {
+      const add = turn(k);
+      host.push(...add);
+      const r = await engine.beforeRequest([...own, ...add]);
+      summaries += r.events.filter((e) => e.kind === "summarize").length;
+      own = r.history;
+    }
+    assert.ok(summaries >= 1, "the scenario summarises");
+    const c = await store.conversation("own");
+    const recorded = (await c.lines()).filter((l) => l.type === "message").map((l) => (l as { message: Message }).message);
+    assert.deepEqual(recorded, host);
+    // A fresh engine handed the host's full list picks up the state: no summary, the same request.
+    const fresh = createEngine({ ...WINDOW, summarizerMode: "digest", config: CONFIG, now: () => 1, store, conversationId: "own" });
+    const next = turn(30);
+    host.push(...next);
+    const a = await fresh.beforeRequest(structuredClone(host));
+    const b = await engine.beforeRequest([...own, ...next]);
+    assert.equal(a.events.filter((e) => e.kind === "summarize").length, 0);
+    assert.deepEqual(a.history, b.history);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
