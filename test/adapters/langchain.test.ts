@@ -114,3 +114,44 @@ test("bad input through the LangChain adapter: an unknown message, a block witho
   const out = await lethe.compact([new HumanMessage("hi"), new ToolMessage({ content: "?", tool_call_id: "ghost" }), new HumanMessage("go on")]);
   assert.deepEqual(out.map((m: any) => [m.type, m.content]), [["human", [{ type: "text", text: "hi" }, { type: "text", text: "go on" }]]]);
 });
+
+test("LangChain on a restored checkpoint: a fresh engine and adapter per step, the messages deserialised as a checkpointer does, summarise no more often than one long-lived adapter; every request fits", async () => {
+  const { mapChatMessagesToStoredMessages, mapStoredMessagesToChatMessages } = await import("@langchain/core/messages");
+  const { connectStore } = await import("../../src/store/connect.ts");
+  const run = async (restored: boolean) => {
+    const fake = await startFakeOpenAI({ script: stepScript("lookup"), contextWindow: 16_000 });
+    const dir = mkdtempSync(join(tmpdir(), "lethe-lc-store-"));
+    try {
+      const store = await connectStore(join(dir, "store"));
+      const model = new ChatOpenAI({ model: "gpt-4o", apiKey: "k", configuration: { baseURL: fake.url }, maxRetries: 0, maxTokens: 2_000 });
+      const bound = model.bindTools([lookupTool]);
+      const events: CompactionEvent[] = [];
+      const long = createLangChainAdapter({ engine: adapterEngine(fake, { window: 16_000, events }), fixedTokens: 300 });
+      let messages: BaseMessage[] = [new SystemMessage("You are a careful agent."), new HumanMessage("Read every data file.")];
+      for (let i = 0; i < STEPS + 5; i++) {
+        let lethe = long;
+        if (restored) {
+          // The graph's state as a checkpointer restores it: new message objects, every step.
+          messages = mapStoredMessagesToChatMessages(JSON.parse(JSON.stringify(mapChatMessagesToStoredMessages(messages))));
+          const engine = createEngine({ contextWindow: 16_000, maxOutputTokens: 2_000, summarizer: { client: (await import("../../src/model/openai.ts")).createOpenAIClient({ baseURL: fake.url, apiKey: "k" }), model: "gpt-4o" }, store, conversationId: "thread-1" });
+          lethe = createLangChainAdapter({ engine, fixedTokens: 300 });
+        }
+        const reply = (await lethe.invoke(bound as never, messages)) as AIMessage;
+        messages.push(reply);
+        if (!reply.tool_calls?.length) break;
+        for (const c of reply.tool_calls) messages.push(new ToolMessage({ content: bigOutput(String(c.args.command), 700), tool_call_id: c.id! }));
+      }
+      assert.equal(fake.served!.length, fake.requests.length, "no request was refused");
+      assert.ok(fake.requests.every((b) => openaiInputTokens(b) <= 16_000));
+      assert.equal(messages.at(-1)!.content, `done after ${STEPS} steps`);
+      return fake.requests.filter(isSummary).length;
+    } finally {
+      await fake.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+  const long = await run(false);
+  const restored = await run(true);
+  assert.ok(long >= 2, `the scenario summarises (${long})`);
+  assert.ok(restored <= long, `${restored} summaries restored every step, ${long} with one adapter`);
+});
