@@ -3,6 +3,7 @@
 //   <workspace>/.lethe/.gitignore                        "*" (the whole folder stays out of git)
 //   <workspace>/.lethe/sessions/<session-id>/transcript.jsonl
 //   <workspace>/.lethe/sessions/<session-id>/tool-results/<tool_use_id>.txt
+//   <workspace>/.lethe/sessions/<session-id>/recall-index.dat             (./recall-index.ts)
 //
 // Session ids sort by creation time (UTC, fixed width) and end in a random part, using only
 // filename-safe characters: 20250314-101502-123-9f86d081e2.

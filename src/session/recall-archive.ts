@@ -1,14 +1,15 @@
 // What the two halves of recall (./recall-id.ts, ./recall-search.ts) share: the session's
-// archive (transcript messages, tool calls and their original results, saved result files),
-// messages rendered as text, and small text helpers.
-import { type Stats, closeSync, existsSync, openSync, readSync, statSync } from "node:fs";
+// archive (transcript messages rendered as text, tool calls and their results; kept on disk by
+// ./recall-index.ts), saved result files, and small text helpers.
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { resultText } from "../messages/blocks.ts";
 import type { ContentBlock, Message, ToolResultBlock, ToolUseBlock } from "../messages/types.ts";
 import { isClearedPlaceholder, isPersistedMarker } from "../compaction/layers/markers.ts";
 import { TOOL_RESULTS_DIR, TRANSCRIPT_FILE } from "./paths.ts";
+import { IntColumn, StringColumn } from "./recall-columns.ts";
 import { resultFileName } from "./tool-results.ts";
-import { type LoadedTranscript, type MessageEntry, type TranscriptEntry, parseTranscript } from "./transcript.ts";
+import type { TranscriptEntry } from "./transcript.ts";
 import type { RecallError } from "./recall-types.ts";
 
 // ───────────────────────── text helpers ─────────────────────────
@@ -31,16 +32,57 @@ export function charBoundary(text: string, i: number): number {
 
 // ───────────────────────── the archive ─────────────────────────
 
+/** A span of a message's text; `use` names the tool call whose input it renders. */
+export interface Segment {
+  start: number;
+  end: number;
+  use?: { id: string; name: string };
+}
+
+/**
+ * What recall searches and reads, column by column (./recall-columns.ts): every message of the
+ * transcript rendered to text, every tool_result block as text. Built from the transcript, or
+ * loaded from its index on disk (./recall-index.ts); either way extended with the lines appended
+ * since. The maps by id are built when first asked for: a new process's first search needs none.
+ */
 export interface Archive {
   dir: string;
   transcriptPath: string;
   toolResultsDir: string;
-  transcript: LoadedTranscript;
-  messages: MessageEntry[];
-  /** tool_use id → the tool_use block. */
-  uses: Map<string, ToolUseBlock>;
-  /** tool_use id → the message entry and block holding its original result. */
-  results: Map<string, { entry: MessageEntry; block: ToolResultBlock }>;
+  /** Transcript lines skipped as damaged. */
+  damaged: number;
+  messages: {
+    uuid: StringColumn;
+    ts: StringColumn;
+    text: StringColumn;
+    /** 0 user, 1 assistant. */
+    role: IntColumn;
+    /** The text's tool-call inputs as JSON [start, end, id, name, …] ("" for none). */
+    segments: StringColumn;
+  };
+  /** Every tool_result block, in file order. */
+  results: {
+    /** Index of its message. */
+    msg: IntColumn;
+    id: StringColumn;
+    text: StringColumn;
+    /** 1: a marker a layer left in place of the result. */
+    placeholder: IntColumn;
+    /** 1: its call's original result (the first that is not a marker, else the first). */
+    original: IntColumn;
+    /** Its file name in tool-results/ should a layer have saved it there ("" for "<id>.txt"; most ids are hashed: done once). */
+    file: StringColumn;
+    /** Its call's tool, as known when it was indexed ("" when not seen yet). */
+    tool: StringColumn;
+  };
+  maps: {
+    /** tool_use id → the first call with that id: its tool's name, message, and the input's segment. */
+    uses?: Map<string, { name: string; msg: number; segment: Segment }>;
+    /** message uuid → index of the first message with it. */
+    byUuid?: Map<string, number>;
+    /** tool_use id → index of its original result. */
+    original?: Map<string, number>;
+  };
 }
 
 export function isPlaceholder(block: ToolResultBlock): boolean {
@@ -53,86 +95,117 @@ export function blocks(m: Message): ContentBlock[] {
   return typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content;
 }
 
-/** Adds message entries to an archive's index (in file order). */
-function indexMessages(a: Archive, entries: readonly TranscriptEntry[]): void {
+/** An archive with nothing in it yet, or with the columns given. */
+export function emptyArchive(dir: string, columns?: Pick<Archive, "messages" | "results">): Archive {
+  const s = () => new StringColumn(), n = () => new IntColumn();
+  return {
+    dir,
+    transcriptPath: join(dir, TRANSCRIPT_FILE),
+    toolResultsDir: join(dir, TOOL_RESULTS_DIR),
+    damaged: 0,
+    messages: columns?.messages ?? { uuid: s(), ts: s(), text: s(), role: n(), segments: s() },
+    results: columns?.results ?? { msg: n(), id: s(), text: s(), placeholder: n(), original: n(), file: s(), tool: s() },
+    maps: {},
+  };
+}
+
+/** Message i's tool-call segments. */
+export function segmentsOf(a: Archive, i: number): Segment[] {
+  const json = a.messages.segments.at(i);
+  if (json === "") return [];
+  const flat = JSON.parse(json) as (number | string)[];
+  const out: Segment[] = [];
+  for (let k = 0; k + 3 < flat.length; k += 4) out.push({ start: flat[k] as number, end: flat[k + 1] as number, use: { id: flat[k + 2] as string, name: flat[k + 3] as string } });
+  return out;
+}
+
+function addUses(uses: NonNullable<Archive["maps"]["uses"]>, segments: readonly Segment[], i: number): void {
+  for (const s of segments) if (s.use && !uses.has(s.use.id)) uses.set(s.use.id, { name: s.use.name, msg: i, segment: s });
+}
+
+/** tool_use id → its first call. */
+export function usesOf(a: Archive): NonNullable<Archive["maps"]["uses"]> {
+  if (!a.maps.uses) {
+    a.maps.uses = new Map();
+    for (let i = 0; i < a.messages.segments.length; i++) if (a.messages.segments.at(i) !== "") addUses(a.maps.uses, segmentsOf(a, i), i);
+  }
+  return a.maps.uses;
+}
+
+/** message uuid → index of its first message. */
+export function uuidIndex(a: Archive): Map<string, number> {
+  if (!a.maps.byUuid) {
+    const byUuid = (a.maps.byUuid = new Map());
+    for (let i = 0; i < a.messages.uuid.length; i++) if (!byUuid.has(a.messages.uuid.at(i))) byUuid.set(a.messages.uuid.at(i), i);
+  }
+  return a.maps.byUuid;
+}
+
+/** tool_use id → index of its original result. */
+export function originals(a: Archive): Map<string, number> {
+  if (!a.maps.original) {
+    a.maps.original = new Map();
+    for (let k = 0; k < a.results.id.length; k++) if (a.results.original.at(k) === 1) a.maps.original.set(a.results.id.at(k), k);
+  }
+  return a.maps.original;
+}
+
+/** Result k's tool (the name of its call). */
+export function toolOf(a: Archive, k: number): string | undefined {
+  return a.results.tool.at(k) || usesOf(a).get(a.results.id.at(k))?.name;
+}
+
+/** Result k's file name in tool-results/. */
+export function fileOf(a: Archive, k: number): string {
+  return a.results.file.at(k) || `${a.results.id.at(k)}.txt`;
+}
+
+/** Indexes message entries (in file order). */
+export function indexEntries(a: Archive, entries: readonly TranscriptEntry[]): void {
+  const m = a.messages, r = a.results;
   for (const entry of entries) {
     if (entry.type !== "message") continue;
-    a.messages.push(entry);
+    const rendered = renderMessage(entry.message);
+    const segments = rendered.segments.filter((s) => s.use);
+    const i = m.uuid.length;
+    m.uuid.push(entry.uuid);
+    m.ts.push(entry.ts);
+    m.text.push(rendered.text);
+    m.role.push(entry.message.role === "user" ? 0 : 1);
+    m.segments.push(segments.length ? JSON.stringify(segments.flatMap((s) => [s.start, s.end, s.use!.id, s.use!.name])) : "");
+    if (a.maps.byUuid && !a.maps.byUuid.has(entry.uuid)) a.maps.byUuid.set(entry.uuid, i);
+    addUses(usesOf(a), segments, i);
     for (const b of blocks(entry.message)) {
-      if (b.type === "tool_use") {
-        if (!a.uses.has(b.id)) a.uses.set(b.id, b as ToolUseBlock);
-      } else if (b.type === "tool_result") {
-        const block = b as ToolResultBlock;
-        const seen = a.results.get(block.tool_use_id);
-        // The original is the first occurrence that is not a marker left by a layer.
-        if (!seen || (isPlaceholder(seen.block) && !isPlaceholder(block))) a.results.set(block.tool_use_id, { entry, block });
+      if (b.type !== "tool_result") continue;
+      const block = b as ToolResultBlock;
+      const id = block.tool_use_id, placeholder = isPlaceholder(block);
+      // The first result of a call that is not a marker is its original (else the first).
+      const byId = originals(a);
+      const seen = byId.get(id);
+      const original = seen === undefined || (r.placeholder.at(seen) === 1 && !placeholder);
+      const k = r.id.length;
+      if (original) {
+        if (seen !== undefined) r.original.set(seen, 0);
+        byId.set(id, k);
       }
+      const file = resultFileName(id);
+      r.msg.push(i);
+      r.id.push(id);
+      r.text.push(resultText(block.content));
+      r.placeholder.push(placeholder ? 1 : 0);
+      r.original.push(original ? 1 : 0);
+      r.file.push(file === `${id}.txt` ? "" : file);
+      r.tool.push(usesOf(a).get(id)?.name ?? "");
     }
   }
 }
 
-/**
- * Archives already indexed, by transcript path: the transcript only grows, so a later recall
- * parses only the lines appended since (a 150 MB transcript is not re-read per query). A file
- * that shrank, was replaced or changed without growing is indexed again from the start.
- */
-const indexed = new Map<string, { archive: Archive; offset: number; dev: number; ino: number; size: number; mtimeMs: number }>();
-const MAX_INDEXED = 4;
-
-function readRange(path: string, from: number, to: number): Buffer {
-  const fd = openSync(path, "r");
-  try {
-    const buf = Buffer.alloc(to - from);
-    let off = 0;
-    while (off < buf.length) {
-      const n = readSync(fd, buf, off, buf.length - off, from + off);
-      if (n === 0) break;
-      off += n;
-    }
-    return buf.subarray(0, off);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/** Loads the session's transcript and indexes its tool calls and their original results. */
-export function openArchive(dir: string): Archive | RecallError {
-  if (!existsSync(dir)) return fail(`no session folder at ${dir}`);
-  const transcriptPath = join(dir, TRANSCRIPT_FILE);
-  const toolResultsDir = join(dir, TOOL_RESULTS_DIR);
-  let st: Stats;
-  try {
-    st = statSync(transcriptPath);
-  } catch {
-    indexed.delete(transcriptPath);
-    return { dir, transcriptPath, toolResultsDir, transcript: { header: null, entries: [], warnings: [], errors: [] }, messages: [], uses: new Map(), results: new Map() };
-  }
-  let c = indexed.get(transcriptPath);
-  const same = c && c.dev === st.dev && c.ino === st.ino && (st.size > c.size || (st.size === c.size && st.mtimeMs === c.mtimeMs));
-  if (!c || !same) {
-    c = { archive: { dir, transcriptPath, toolResultsDir, transcript: { header: null, entries: [], warnings: [], errors: [] }, messages: [], uses: new Map(), results: new Map() }, offset: 0, dev: st.dev, ino: st.ino, size: 0, mtimeMs: 0 };
-  }
-  if (st.size > c.offset) {
-    // Whole lines only: a line being written (or torn) is read once it is complete.
-    const bytes = readRange(transcriptPath, c.offset, st.size);
-    const end = bytes.lastIndexOf(0x0a) + 1;
-    if (end > 0) {
-      const part = parseTranscript(bytes.subarray(0, end).toString("utf8"), c.offset === 0 ? transcriptPath : `${transcriptPath} (from byte ${c.offset})`);
-      const t = c.archive.transcript;
-      t.header ??= part.header;
-      for (const e of part.entries) t.entries.push(e);
-      t.warnings.push(...part.warnings);
-      t.errors.push(...part.errors);
-      indexMessages(c.archive, part.entries);
-      c.offset += end;
-    }
-  }
-  c.size = st.size;
-  c.mtimeMs = st.mtimeMs;
-  indexed.delete(transcriptPath);
-  indexed.set(transcriptPath, c);
-  if (indexed.size > MAX_INDEXED) indexed.delete(indexed.keys().next().value!);
-  return c.archive;
+/** The input of a tool call, as its message's text renders it (JSON), parsed back. */
+export function useInput(a: Archive, id: string): unknown {
+  const u = usesOf(a).get(id);
+  if (!u) return undefined;
+  const prefix = `[tool_use ${u.name} ${id}] `.length;
+  return JSON.parse(a.messages.text.at(u.msg).slice(u.segment.start + prefix, u.segment.end));
 }
 
 /** The saved full result of a tool call (tool-results/<id>.txt), or null. */
@@ -143,15 +216,9 @@ export function savedFile(a: Archive, toolUseId: string): string | null {
 
 // ───────────────────────── rendering ─────────────────────────
 
-export interface Segment {
-  start: number;
-  end: number;
-  use?: ToolUseBlock;
-}
-
 /** A message as readable text (tool results become one-line pointers to their own ids). */
 export function renderMessage(m: Message): { text: string; segments: Segment[] } {
-  const parts: { text: string; use?: ToolUseBlock }[] = [];
+  const parts: { text: string; use?: { id: string; name: string } }[] = [];
   for (const b of blocks(m)) {
     switch (b.type) {
       case "text":
@@ -168,7 +235,7 @@ export function renderMessage(m: Message): { text: string; segments: Segment[] }
         break;
       case "tool_use": {
         const u = b as ToolUseBlock;
-        parts.push({ text: `[tool_use ${u.name} ${u.id}] ${JSON.stringify(u.input ?? null)}`, use: u });
+        parts.push({ text: `[tool_use ${u.name} ${u.id}] ${JSON.stringify(u.input ?? null)}`, use: { id: u.id, name: u.name } });
         break;
       }
       case "tool_result": {

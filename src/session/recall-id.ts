@@ -2,8 +2,7 @@
 // transcript, a message, a tool call) and return one bounded slice of it, in chars or lines.
 import { readFileSync } from "node:fs";
 import { basename } from "node:path";
-import { resultText } from "../messages/blocks.ts";
-import { type Archive, charBoundary, fmt, renderMessage, savedFile } from "./recall-archive.ts";
+import { type Archive, charBoundary, fmt, originals, savedFile, useInput, usesOf, uuidIndex } from "./recall-archive.ts";
 import type { RecallOptions, RecallSlice, RecallSource } from "./recall-types.ts";
 
 /** An item found by id: its whole text, where it came from, and how the slice header names it. */
@@ -28,27 +27,28 @@ export function findDoc(a: Archive, rawId: string): Doc | null {
   for (const id of candidates) {
     const file = savedFile(a, id);
     if (file) {
-      const tool = a.uses.get(id)?.name;
+      const tool = usesOf(a).get(id)?.name;
       return { id, source: "tool-result-file", path: file, label: `full tool result${tool ? ` of ${tool}` : ""}`, text: readFileSync(file, "utf8") };
     }
-    const r = a.results.get(id);
-    if (r) {
-      const tool = a.uses.get(id)?.name;
+    const k = originals(a).get(id);
+    if (k !== undefined) {
+      const tool = usesOf(a).get(id)?.name;
       return {
         id,
         source: "tool_result",
         path: a.transcriptPath,
         label: `tool result${tool ? ` of ${tool}` : ""} from the transcript`,
-        text: resultText(r.block.content),
+        text: a.results.text.at(k),
       };
     }
-    const m = a.messages.find((e) => e.uuid === id);
-    if (m) {
-      return { id, source: "message", path: a.transcriptPath, label: `${m.message.role} message of ${m.ts}`, text: renderMessage(m.message).text };
+    const i = uuidIndex(a).get(id);
+    if (i !== undefined) {
+      const m = a.messages;
+      return { id, source: "message", path: a.transcriptPath, label: `${m.role.at(i) === 0 ? "user" : "assistant"} message of ${m.ts.at(i)}`, text: m.text.at(i) };
     }
-    const u = a.uses.get(id);
+    const u = usesOf(a).get(id);
     if (u) {
-      return { id, source: "tool_use", path: a.transcriptPath, label: `tool call ${u.name} (no result recorded)`, text: JSON.stringify(u.input ?? null, null, 2) };
+      return { id, source: "tool_use", path: a.transcriptPath, label: `tool call ${u.name} (no result recorded)`, text: JSON.stringify(useInput(a, id) ?? null, null, 2) };
     }
   }
   return null;

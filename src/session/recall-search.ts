@@ -4,11 +4,7 @@
 import { type SafeRegex, compileSafe } from "./safe-regex.ts";
 import { readFileSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { resultText } from "../messages/blocks.ts";
-import type { ToolResultBlock } from "../messages/types.ts";
-import type { MessageEntry } from "./transcript.ts";
-import { type Archive, type Segment, blocks, charBoundary, fail, fmt, isPlaceholder, oneLine, renderMessage } from "./recall-archive.ts";
-import { resultFileName } from "./tool-results.ts";
+import { type Archive, type Segment, charBoundary, fail, fileOf, fmt, oneLine, segmentsOf, toolOf } from "./recall-archive.ts";
 import { RECALL_CONTEXT_CHARS, type RecallError, type RecallHit, type RecallSearch, type RecallSource } from "./recall-types.ts";
 
 /** Hits shown per item before "N more in this item". */
@@ -133,20 +129,14 @@ export function withinLines(pattern: string, flags: string): boolean {
   return true;
 }
 
+/** Something searched: message i, result k (with its saved file), or a saved file the transcript does not name. */
 interface Item {
-  id: string;
-  source: RecallSource;
   text: string;
-  role?: "user" | "assistant";
-  tool?: string;
-  ts?: string;
-  segments?: Segment[];
+  message?: number;
+  result?: number;
+  saved?: boolean;
+  file?: string;
 }
-
-/** Rendered messages, kept with the archive's entries (rendering every message per query was most of a search). */
-const rendered = new WeakMap<MessageEntry, { text: string; segments: Segment[] }>();
-/** Each result's tool-results/ file name (a hash of its id: worth computing once). */
-const fileNames = new WeakMap<ToolResultBlock, string>();
 
 /** Items newest first: each message (as rendered), then the original results it carries; then orphan files. */
 function* items(a: Archive): Generator<Item> {
@@ -158,25 +148,23 @@ function* items(a: Archive): Generator<Item> {
     saved = new Set(); // no tool-results/ folder
   }
   const fileIds = new Set<string>();
-  for (let i = a.messages.length - 1; i >= 0; i--) {
-    const entry = a.messages[i] as MessageEntry;
-    let r = rendered.get(entry);
-    if (!r) rendered.set(entry, (r = renderMessage(entry.message)));
-    yield { id: entry.uuid, source: "message", text: r.text, role: entry.message.role, ts: entry.ts, segments: r.segments };
-    for (const b of blocks(entry.message)) {
-      if (b.type !== "tool_result") continue;
-      const block = b as ToolResultBlock;
-      if (a.results.get(block.tool_use_id)?.block !== block) continue;
-      const tool = a.uses.get(block.tool_use_id)?.name;
-      let name = fileNames.get(block);
-      if (name === undefined) fileNames.set(block, (name = resultFileName(block.tool_use_id)));
+  const { messages: m, results: r } = a;
+  let end = r.msg.length; // results are in message order: those of message i end at `end`
+  for (let i = m.text.length - 1; i >= 0; i--) {
+    yield { text: m.text.at(i), message: i };
+    let first = end;
+    while (first > 0 && r.msg.at(first - 1) === i) first--;
+    for (let k = first; k < end; k++) {
+      if (r.original.at(k) !== 1) continue;
+      const name = fileOf(a, k);
       const file = saved.has(name) ? join(a.toolResultsDir, name) : null;
       if (file) fileIds.add(name);
       // A saved file holds what the transcript's original holds; read it only when the transcript
       // kept no original (a marker or placeholder there).
-      const text = file && isPlaceholder(block) ? readFileSync(file, "utf8") : resultText(block.content);
-      yield { id: block.tool_use_id, source: file ? "tool-result-file" : "tool_result", text, ts: entry.ts, ...(tool ? { tool } : {}) };
+      const text = file && r.placeholder.at(k) === 1 ? readFileSync(file, "utf8") : r.text.at(k);
+      yield { text, result: k, saved: file !== null };
     }
+    end = first;
   }
   const files = [...saved]
     .filter((n) => !fileIds.has(n))
@@ -188,9 +176,21 @@ function* items(a: Archive): Generator<Item> {
       }
     })
     .sort((x, y) => y.mtime - x.mtime);
-  for (const f of files) {
-    yield { id: f.name.slice(0, -4), source: "tool-result-file", text: readFileSync(join(a.toolResultsDir, f.name), "utf8") };
+  for (const f of files) yield { text: readFileSync(join(a.toolResultsDir, f.name), "utf8"), file: f.name.slice(0, -4) };
+}
+
+/** What a hit in `item` says about it (read from the columns only for items with a hit). */
+function describe(a: Archive, item: Item): { id: string; source: RecallSource; role?: "user" | "assistant"; tool?: string; ts?: string; segments?: Segment[] } {
+  const { messages: m, results: r } = a;
+  if (item.message !== undefined) {
+    const i = item.message;
+    return { id: m.uuid.at(i), source: "message", role: m.role.at(i) === 0 ? "user" : "assistant", ts: m.ts.at(i), segments: segmentsOf(a, i) };
   }
+  if (item.result !== undefined) {
+    const k = item.result, tool = toolOf(a, k);
+    return { id: r.id.at(k), source: item.saved ? "tool-result-file" : "tool_result", ts: m.ts.at(r.msg.at(k)), ...(tool ? { tool } : {}) };
+  }
+  return { id: item.file!, source: "tool-result-file" };
 }
 
 function snippet(text: string, at: number, len: number, ctx: number): string {
@@ -218,9 +218,11 @@ export function search(a: Archive, query: string, maxHits: number, maxChars: num
   let totalMatches = 0;
   let itemsMatched = 0;
   let truncated = false;
-  for (const item of items(a)) {
+  for (const found of items(a)) {
     let inItem = 0;
-    for (const [at, end] of re.matches(item.text)) {
+    let item: (ReturnType<typeof describe> & { text: string }) | undefined;
+    for (const [at, end] of re.matches(found.text)) {
+      item ??= { ...describe(a, found), text: found.text };
       totalMatches++;
       inItem++;
       if (inItem > HITS_PER_ITEM || hits.length >= maxHits) {
@@ -251,7 +253,7 @@ export function search(a: Archive, query: string, maxHits: number, maxChars: num
     if (inItem > 0) itemsMatched++;
   }
   const q = JSON.stringify(query.length > 100 ? `${query.slice(0, 100)}…` : query);
-  const damaged = a.transcript.errors.length > 0 ? ` (${a.transcript.errors.length} damaged transcript line(s) skipped)` : "";
+  const damaged = a.damaged > 0 ? ` (${a.damaged} damaged transcript line(s) skipped)` : "";
   const header =
     totalMatches === 0
       ? `recall: no match for ${q} in this session's transcript or saved tool results${damaged}.`

@@ -14,9 +14,10 @@
 // Never throws: every failure is a one-line text starting with "recall:".
 //
 // Layout: ./recall-types.ts (public types and limits), ./recall-archive.ts (the session's archive
-// and shared helpers), ./recall-id.ts (by id), ./recall-search.ts (by query); this file checks
-// the options and dispatches.
-import { fail, openArchive } from "./recall-archive.ts";
+// and shared helpers), ./recall-index.ts (the archive kept on disk beside the transcript),
+// ./recall-id.ts (by id), ./recall-search.ts (by query); this file checks the options and dispatches.
+import { fail } from "./recall-archive.ts";
+import { withArchive } from "./recall-index.ts";
 import { findDoc, sliceDoc } from "./recall-id.ts";
 import { search } from "./recall-search.ts";
 import { RECALL_MAX_CHARS, RECALL_MAX_HITS, type RecallOptions, type RecallResult } from "./recall-types.ts";
@@ -52,17 +53,16 @@ export function recall(sessionDir: string, opts: RecallOptions): RecallResult {
     const query = typeof opts.query === "string" ? opts.query : "";
     if (id === "" && query.trim() === "") return fail('give an id (a tool_use id or message uuid) or a query');
 
-    const archive = openArchive(sessionDir);
-    if ("kind" in archive) return archive;
-
-    if (id !== "") {
-      const doc = findDoc(archive, id);
-      if (!doc) {
-        return fail(`nothing with id ${JSON.stringify(id)} in this session (not a saved tool result, tool_use id or message uuid); search with a query to find ids`);
+    return withArchive(sessionDir, (archive) => {
+      if (id !== "") {
+        const doc = findDoc(archive, id);
+        if (!doc) {
+          return fail(`nothing with id ${JSON.stringify(id)} in this session (not a saved tool result, tool_use id or message uuid); search with a query to find ids`);
+        }
+        return sliceDoc(doc, { offset: opts.offset ?? 0, unit, maxChars, ...(opts.limit !== undefined ? { limit: opts.limit } : {}) });
       }
-      return sliceDoc(doc, { offset: opts.offset ?? 0, unit, maxChars, ...(opts.limit !== undefined ? { limit: opts.limit } : {}) });
-    }
-    return search(archive, query, maxHits, maxChars);
+      return search(archive, query, maxHits, maxChars);
+    });
   } catch (err) {
     return fail(`failed: ${(err as Error)?.message ?? String(err)}`);
   }

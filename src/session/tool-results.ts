@@ -34,9 +34,9 @@ const realIO: WriteIO = { openSync, writeSync: (fd, b, o, l) => writeSync(fd, b,
  * Writes every byte or fails: a short write is continued, an error (a full disk) removes the
  * temporary file and is thrown, so a partial file is never published under `path`.
  */
-export function writeFileAtomic(path: string, data: string, opts: { fsync?: boolean } = {}, io: WriteIO = realIO): void {
+export function writeFileAtomic(path: string, data: string | Buffer, opts: { fsync?: boolean } = {}, io: WriteIO = realIO): void {
   const tmp = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-  const buf = Buffer.from(data, "utf8");
+  const buf = typeof data === "string" ? Buffer.from(data, "utf8") : data;
   const fd = io.openSync(tmp, "w");
   try {
     try {

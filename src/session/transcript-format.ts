@@ -2,6 +2,7 @@
 // read by transcript-read.ts).
 import type { CompactionKind } from "../compaction/types.ts";
 import type { Message } from "../messages/types.ts";
+import type { HeadDiffItem, HeadRef } from "./transcript-heads.ts";
 
 /** Format version written in the header. Readers accept this version and older. */
 export const TRANSCRIPT_VERSION = 1;
@@ -51,6 +52,14 @@ export interface BoundaryEntry {
    */
   head?: Message[];
   tail_from?: string;
+  /** On a boundary whose `head` later boundaries refer to (./transcript-heads.ts). */
+  head_id?: string;
+  /**
+   * On disk only: a head written as a diff against an earlier full one (`head_from` names it by
+   * head_id and byte offset). Reading rebuilds `head` and drops these two.
+   */
+  head_from?: HeadRef;
+  head_diff?: HeadDiffItem[];
   /** The summary text (human-readable; the messages themselves are in `history`). */
   summary?: string;
   details?: unknown;

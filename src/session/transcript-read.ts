@@ -2,6 +2,7 @@
 // in the middle an error naming its number), load, and the context a resume starts from.
 import { readFileSync } from "node:fs";
 import type { Message } from "../messages/types.ts";
+import { type HeadDiffItem, type HeadRef, applyHeadDiff, headDiffProblem } from "./transcript-heads.ts";
 import { type BoundaryEntry, type LoadedTranscript, type MessageEntry, RETRACTED_EVENT, type SessionHeader, TORN_TAIL_EVENT, TRANSCRIPT_VERSION, type TranscriptEntry } from "./transcript-format.ts";
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -16,18 +17,23 @@ function isMessage(v: unknown): v is Message {
   );
 }
 
+const isBlock = (b: unknown) => isObject(b) && typeof (b as { type?: unknown }).type === "string";
+
+/** Removes a message's non-object content blocks, in place; returns how many. */
+function fixBlocks(m: Message): number {
+  if (!Array.isArray(m.content) || (m.content as unknown[]).every(isBlock)) return 0;
+  const kept = (m.content as unknown[]).filter(isBlock);
+  const n = m.content.length - kept.length;
+  (m as { content: unknown }).content = kept;
+  return n;
+}
+
 /** Removes non-object content blocks from an entry's message(s), in place; returns how many. */
 function dropBadBlocks(entry: Record<string, unknown>): number {
   let n = 0;
-  const fix = (m: Message) => {
-    if (!Array.isArray(m.content)) return;
-    const kept = (m.content as unknown[]).filter((b) => isObject(b) && typeof (b as { type?: unknown }).type === "string");
-    n += m.content.length - kept.length;
-    if (kept.length !== m.content.length) (m as { content: unknown }).content = kept;
-  };
-  if (isMessage(entry.message)) fix(entry.message);
-  if (Array.isArray(entry.history)) for (const m of entry.history) if (isMessage(m)) fix(m);
-  if (Array.isArray(entry.head)) for (const m of entry.head) if (isMessage(m)) fix(m);
+  if (isMessage(entry.message)) n += fixBlocks(entry.message);
+  if (Array.isArray(entry.history)) for (const m of entry.history) if (isMessage(m)) n += fixBlocks(m);
+  if (Array.isArray(entry.head)) for (const m of entry.head) if (isMessage(m)) n += fixBlocks(m);
   return n;
 }
 
@@ -47,6 +53,7 @@ function shapeProblem(v: Record<string, unknown>): string | null {
       if (v.head !== undefined && !(Array.isArray(v.head) && v.head.every(isMessage) && typeof v.tail_from === "string")) {
         return "boundary whose head is not a list of messages with a tail_from uuid";
       }
+      if (v.head_diff !== undefined || v.head_from !== undefined) return v.head === undefined ? headDiffProblem(v) : "boundary with both a head and a head_diff";
       return null;
     default:
       return null;
@@ -58,12 +65,56 @@ function preview(line: string): string {
   return JSON.stringify(s);
 }
 
+export interface ParseOptions {
+  /**
+   * Full snip heads by head_id: read to rebuild a later boundary's head from its diff, added to as
+   * full heads are parsed. Pass the same map to parse a file in pieces, in order.
+   */
+  heads?: Map<string, Message[]>;
+  /** Reads a head the text does not hold (a diff's base before the part parsed), or undefined. */
+  readHead?: (ref: HeadRef) => Message[] | undefined;
+  /**
+   * Given each entry and its line's index (0-based) instead of collecting them in `entries`: a
+   * reader that keeps a little of each lets the rest be collected young.
+   */
+  each?: (entry: TranscriptEntry, line: number) => void;
+}
+
+/**
+ * A snip boundary as the writer was given it: a head written as a diff gets its full `head` back
+ * (from `heads` or `readHead`). Returns the base's id when it cannot be found (else null).
+ */
+function fullHead(b: Record<string, unknown>, opts: ParseOptions, heads: Map<string, Message[]>): string | null {
+  if (Array.isArray(b.head) && typeof b.head_id === "string") heads.set(b.head_id, b.head as Message[]);
+  if (b.head_diff === undefined) return null;
+  const from = b.head_from as HeadRef;
+  let base = heads.get(from.id);
+  if (!base && (base = opts.readHead?.(from))) heads.set(from.id, base);
+  const head = base && applyHeadDiff(b.head_diff as HeadDiffItem[], base);
+  delete b.head_diff;
+  delete b.head_from;
+  if (!head) return from.id;
+  b.head = head;
+  return null;
+}
+
 /** Parses transcript text (the whole file). Never throws. */
-export function parseTranscript(text: string, source = "transcript"): LoadedTranscript {
-  const out: LoadedTranscript = { header: null, entries: [], warnings: [], errors: [] };
+export function parseTranscript(text: string, source = "transcript", opts: ParseOptions = {}): LoadedTranscript {
   const lines = text.split("\n");
   // The text after the last newline is "" for a well-terminated file, else an unterminated tail.
   if (lines[lines.length - 1] === "") lines.pop();
+  return parseLines(lines, source, opts);
+}
+
+/**
+ * Parses a transcript's lines (without their newlines; the last may be unterminated), given as a
+ * list or as their count and a function that reads line i (a reader can then decode each line only
+ * when it is parsed). Never throws.
+ */
+export function parseLines(lines: readonly string[] | { length: number; at(i: number): string }, source = "transcript", opts: ParseOptions = {}): LoadedTranscript {
+  const heads = opts.heads ?? new Map<string, Message[]>();
+  const out: LoadedTranscript = { header: null, entries: [], warnings: [], errors: [] };
+  const keep = opts.each ?? ((e: TranscriptEntry) => out.entries.push(e));
   let pendingBad: { lineNo: number; line: string } | null = null;
   const flushBad = (asTorn: boolean) => {
     if (!pendingBad) return;
@@ -76,8 +127,9 @@ export function parseTranscript(text: string, source = "transcript"): LoadedTran
     pendingBad = null;
   };
 
+  const lineAt = Array.isArray(lines) ? (i: number) => (lines as readonly string[])[i]! : (i: number) => lines.at(i)!;
   for (let i = 0; i < lines.length; i++) {
-    const line = lines[i] as string;
+    const line = lineAt(i);
     const lineNo = i + 1;
     if (line.trim() === "") {
       flushBad(false);
@@ -120,11 +172,13 @@ export function parseTranscript(text: string, source = "transcript"): LoadedTran
         // resume: every later step reads `block.type`. Leave it out, and say so.
         const dropped = dropBadBlocks(value);
         if (dropped > 0) out.warnings.push(`${source}:${lineNo}: ${dropped} content block(s) that were not objects left out`);
-        out.entries.push(value as TranscriptEntry);
+        const missing = value.type === "boundary" ? fullHead(value, opts, heads) : null;
+        if (missing !== null) out.warnings.push(`${source}:${lineNo}: this snip boundary's head is a diff against head ${JSON.stringify(missing)}, not found; kept as a record only`);
+        keep(value as TranscriptEntry, i);
         break;
       }
       case "event":
-        out.entries.push(value as TranscriptEntry);
+        keep(value as TranscriptEntry, i);
         break;
       default:
         out.warnings.push(`${source}:${lineNo}: unknown entry type ${JSON.stringify(value.type)} skipped`);

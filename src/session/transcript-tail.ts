@@ -6,7 +6,9 @@
 // first), so the backward scan costs a byte search per line; only boundary lines are parsed.
 // A file without a resumable boundary is read whole, as loadTranscript does.
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
-import type { LoadedTranscript } from "./transcript-format.ts";
+import type { Message } from "../messages/types.ts";
+import type { BoundaryEntry, LoadedTranscript } from "./transcript-format.ts";
+import type { HeadRef } from "./transcript-heads.ts";
 import { parseTranscript, unreadable } from "./transcript-read.ts";
 
 const CHUNK = 1 << 20;
@@ -25,10 +27,11 @@ function resumePoint(line: string): { complete: true } | { tailFrom: string } | 
   } catch {
     return null;
   }
-  const b = v as { type?: unknown; history?: unknown; head?: unknown; tail_from?: unknown };
+  const b = v as { type?: unknown; history?: unknown; head?: unknown; head_diff?: unknown; tail_from?: unknown };
   if (b.type !== "boundary") return null;
   if (Array.isArray(b.history)) return { complete: true };
-  if (Array.isArray(b.head) && typeof b.tail_from === "string") return { tailFrom: b.tail_from };
+  // A head written as a diff is rebuilt when the tail is parsed (its base read by offset).
+  if ((Array.isArray(b.head) || Array.isArray(b.head_diff)) && typeof b.tail_from === "string") return { tailFrom: b.tail_from };
   return null;
 }
 
@@ -54,9 +57,22 @@ export function loadTranscriptTail(path: string): LoadedTranscript & { from: num
     }
     const tail = Buffer.alloc(size - start);
     readAll(fd, tail, start);
-    const headerLine = firstLine(fd);
+    const headerLine = lineAt(fd, 0);
     const head = parseTranscript(headerLine, path);
-    const rest = parseTranscript(tail.toString("utf8"), `${path} (from byte ${start})`);
+    // A snip head written as a diff against one before `start`: its base is one line, read where
+    // the boundary says it is. Not there (a file edited by hand): the whole file, in order, finds it.
+    let lost = false;
+    const readHead = (ref: HeadRef) => {
+      const base = headAt(fd, ref);
+      lost ||= !base;
+      return base;
+    };
+    const rest = parseTranscript(tail.toString("utf8"), `${path} (from byte ${start})`, { readHead });
+    if (lost) {
+      const whole = Buffer.alloc(size);
+      readAll(fd, whole, 0);
+      return { ...parseTranscript(whole.toString("utf8"), path), from: 0 };
+    }
     return { header: head.header, entries: rest.entries, warnings: rest.warnings, errors: rest.errors, from: start };
   } finally {
     closeSync(fd);
@@ -72,9 +88,17 @@ function readAll(fd: number, buf: Buffer, position: number): void {
   }
 }
 
-function firstLine(fd: number): string {
+/** The full snip head of the boundary line at `ref.at`, if that line is the base `ref` names. */
+function headAt(fd: number, ref: HeadRef): Message[] | undefined {
+  const line = lineAt(fd, ref.at);
+  if (!line.startsWith('{"type":"boundary"')) return undefined;
+  const b = parseTranscript(line).entries[0] as BoundaryEntry | undefined;
+  return b?.type === "boundary" && b.head_id === ref.id && Array.isArray(b.head) ? b.head : undefined;
+}
+
+/** The line that starts at byte `pos` (with its newline). */
+function lineAt(fd: number, pos: number): string {
   const chunks: Buffer[] = [];
-  let pos = 0;
   for (;;) {
     const buf = Buffer.alloc(64 * 1024);
     const n = readSync(fd, buf, 0, buf.length, pos);

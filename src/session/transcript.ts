@@ -2,7 +2,8 @@
 //
 //   {"type":"session", id, created, cwd, model?, version}            first line (header)
 //   {"type":"message", uuid, ts, message}                             every message that enters the context
-//   {"type":"boundary", ts, kind, tokens_before, tokens_after, ...}   a compaction
+//   {"type":"boundary", ts, kind, tokens_before, tokens_after, ...}   a compaction (a snip's head is
+//                                                                     written once: ./transcript-heads.ts)
 //   {"type":"event", ts, name?, ...}                                  anything else (free-form)
 //
 // Write-ahead: `append` writes the whole line with one synchronous write() on a file opened
@@ -20,6 +21,7 @@ import { dirname } from "node:path";
 import type { Message } from "../messages/types.ts";
 import { LetheInputError } from "../messages/input.ts";
 import { thrownText } from "../messages/input-values.ts";
+import { headSharer, newHeadId } from "./transcript-heads.ts";
 import { type BoundaryEntry, type EventEntry, type MessageEntry, type SessionHeader, TORN_TAIL_EVENT, TRANSCRIPT_VERSION, type TranscriptEntry, type TranscriptLine } from "./transcript-format.ts";
 
 export * from "./transcript-format.ts";
@@ -128,9 +130,11 @@ export function openTranscript(path: string, opts: OpenTranscriptOptions = {}): 
   // new line is not glued onto the fragment.
   let torn = endsTorn(fd, size);
 
-  const write = (entry: TranscriptLine): void => {
+  /** Writes one line; returns the byte offset it starts at when `where` (else -1). */
+  const write = (entry: TranscriptLine, where = false): number => {
     if (fd === null) throw new Error(`lethe: transcript ${path} is closed`);
     let text = serializeEntry(entry);
+    let prefix = "";
     if (torn) {
       const note: EventEntry = {
         type: "event",
@@ -138,8 +142,11 @@ export function openTranscript(path: string, opts: OpenTranscriptOptions = {}): 
         name: TORN_TAIL_EVENT,
         note: "the line above was cut short by a crash before it was acknowledged",
       };
-      text = `\n${serializeEntry(note)}${text}`;
+      prefix = `\n${serializeEntry(note)}`;
+      text = `${prefix}${text}`;
     }
+    // O_APPEND and one writer (the session lock): the line lands at the current end of the file.
+    const at = where ? fstatSync(fd).size + Buffer.byteLength(prefix) : -1;
     const buf = Buffer.from(text, "utf8");
     try {
       writeAll(fd, buf);
@@ -150,6 +157,7 @@ export function openTranscript(path: string, opts: OpenTranscriptOptions = {}): 
     }
     torn = false;
     if (opts.fsync) fsyncSync(fd);
+    return at;
   };
 
   if (size === 0 && opts.header) {
@@ -168,6 +176,8 @@ export function openTranscript(path: string, opts: OpenTranscriptOptions = {}): 
 
   // Message object → its line's uuid (weakly: a message nobody holds any more is forgotten).
   const uuids = new WeakMap<object, string>();
+  // Snip heads: each written once, later ones as a diff against it (./transcript-heads.ts).
+  const heads = headSharer();
   return {
     path,
     append(entry) {
@@ -188,8 +198,20 @@ export function openTranscript(path: string, opts: OpenTranscriptOptions = {}): 
     appendBoundary(b) {
       const { ts, ...rest } = b;
       const entry = { type: "boundary", ts: ts ?? iso(), ...rest } as BoundaryEntry;
-      write(entry);
-      return entry;
+      const head = entry.head;
+      if (!Array.isArray(head) || typeof entry.tail_from !== "string") {
+        write(entry);
+        return entry;
+      }
+      const diff = heads.diff(head);
+      if (diff) {
+        const { head: _full, tail_from, ...record } = entry;
+        write({ ...record, ...diff, tail_from });
+        return entry;
+      }
+      const based = { ...entry, head_id: newHeadId() };
+      heads.rebase({ id: based.head_id, at: write(based, true) }, head);
+      return based;
     },
     appendEvent(name, data = {}) {
       const entry: EventEntry = { type: "event", ts: iso(), name, ...data };

@@ -58,8 +58,12 @@ test("the viewer: the page, its assets and the API; search reaches archived tool
       assert.doesNotMatch(page.body, /https?:\/\/(?!127\.0\.0\.1)/, "no external fonts, scripts or styles");
       for (const a of ["/assets/uplot.js", "/assets/uplot.css", "/assets/view.js", "/assets/view.css"]) assert.equal((await rawGet(v.url, a)).status, 200, a);
       const session = JSON.parse((await rawGet(v.url, "/api/session")).body);
-      assert.equal(session.entries.filter((e: any) => e.name === "request").length, 2);
-      assert.equal(session.entries.filter((e: any) => e.type === "boundary").length, 1);
+      assert.deepEqual(session.requests, { i: [2, 5], input_tokens: [900, 1_300], threshold: [5_000, 5_000], context_window: [8_000, 8_000], cost_usd: [0.01, 0.01] });
+      assert.deepEqual(session.boundaries, [{ i: 4, kind: "budget", ts: "2026-01-01T00:00:03.100Z", tokens_before: 7_000, tokens_after: 1_200 }]);
+      assert.equal(session.total, 7);
+      const entries = JSON.parse((await rawGet(v.url, "/api/entries")).body);
+      assert.deepEqual([entries.from, entries.total, entries.next, entries.entries.length], [0, 7, null, 7]);
+      assert.deepEqual(entries.entries[4].details.persisted[0].toolUseId, "toolu_big");
       const hits = JSON.parse((await rawGet(v.url, `/api/search?q=${SECRET_IN_ARCHIVE}`)).body).hits;
       assert.ok(hits.some((h: any) => h.source === "tool-result-file" && h.id === "toolu_big"), JSON.stringify(hits));
       const item = JSON.parse((await rawGet(v.url, "/api/item?id=toolu_big")).body);

@@ -1,7 +1,8 @@
 // The viewer page: one HTML document, its script and styles at /assets/view.js|css, the chart library
 // from /assets (uPlot, served from the package). No fonts, scripts or styles from anywhere else, and
 // nothing inline (no <style>, no style= attributes): the CSP allows only this server's files.
-// Long lists render in pages as they scroll into view, so a 5,000-message session stays usable.
+// Long lists render in pages as they scroll into view, fetched a page at a time (/api/entries?from=),
+// so a 50,000-message session stays usable.
 
 /** A compaction's colour by kind: the chart draws with them, the stylesheet has a class for each. */
 const COLORS: Record<string, string> = { budget: "#8e9aaf", snip: "#f79009", micro: "#12b76a", summarize: "#2f6fed", reactive: "#d92d20", manual: "#7a5af8", subagent: "#0ba5ec" };
@@ -82,20 +83,29 @@ function messageHtml(e) {
   return "<div class='msg' data-uuid='" + esc(e.uuid) + "'><div class='role'>" + esc(m.role) + " <span class='muted'>" + esc(e.ts || "") + "</span></div>" + blocks.map(block).join("") + "</div>";
 }
 
+// The transcript list: entries come a page at a time (/api/entries?from=), as the list reaches them.
 let entries = [];
+let next = 0;
 let rendered = 0;
-function renderMore(count) {
-  const list = $("#transcript");
+let queue = Promise.resolve();
+async function renderMore(count) {
+  while (entries.length < rendered + count && next !== null) {
+    const p = await get("/api/entries?from=" + next);
+    entries = entries.concat(p.entries);
+    next = p.next;
+  }
   const html = [];
   const end = Math.min(entries.length, rendered + count);
   for (; rendered < end; rendered++) {
-    const e = { i: rendered, ...entries[rendered] };
+    const e = entries[rendered];
     if (e.type === "message") html.push(messageHtml(e));
     else if (e.type === "boundary") html.push(boundaryHtml(e));
   }
-  list.insertAdjacentHTML("beforeend", html.join(""));
-  $("#more").style.display = rendered < entries.length ? "block" : "none";
+  $("#transcript").insertAdjacentHTML("beforeend", html.join(""));
+  $("#more").style.display = rendered < entries.length || next !== null ? "block" : "none";
 }
+// One at a time: a scroll while a page is on its way must not render the same entries twice.
+const more = (count) => (queue = queue.catch(() => {}).then(() => renderMore(count)));
 
 function detail(b) {
   const removed = b.removed;
@@ -125,18 +135,27 @@ async function search(q) {
   out.innerHTML = r.hits.length ? r.hits.map((h) => "<div class='hit'><a href='#' data-item='" + esc(h.id) + "'>" + esc(h.source) + " " + esc(h.id) + "</a><div>" + esc(h.snippet) + "</div></div>").join("") : "<p class='muted'>no match</p>";
 }
 
+/** How many of the sorted indexes xs are below i. */
+function below(xs, i) {
+  let lo = 0, hi = xs.length;
+  while (lo < hi) { const mid = (lo + hi) >> 1; if (xs[mid] < i) lo = mid + 1; else hi = mid; }
+  return lo;
+}
+
 async function main() {
   const s = await get("/api/session");
   $("#title").textContent = "lethe session " + s.id;
   $("#meta").textContent = (s.header && s.header.cwd ? s.header.cwd + " · " : "") + (s.header && s.header.model ? s.header.model : "");
-  const requests = s.entries.filter((e) => e.type === "event" && e.name === "request");
-  const boundaries = s.entries.filter((e) => e.type === "boundary");
+  // The request lines come as columns: requests.i[k], requests.input_tokens[k], …
+  const requests = s.requests;
+  const boundaries = s.boundaries;
+  const count = requests.i.length;
   // x: request number; a boundary sits at the request after it.
-  const xs = requests.map((_, k) => k + 1);
+  const xs = requests.i.map((_, k) => k + 1);
   let cost = 0;
-  const series = [xs, requests.map((r) => r.input_tokens), requests.map((r) => r.threshold ?? null), requests.map((r) => r.context_window ?? null), requests.map((r) => (cost += r.cost_usd || 0))];
-  const at = boundaries.map((b) => ({ b, x: requests.filter((r) => r.i < b.i).length + 0.5 }));
-  $("#summary").textContent = requests.length + " requests · " + boundaries.length + " compactions · $" + cost.toFixed(2);
+  const series = [xs, requests.input_tokens, requests.threshold, requests.context_window, requests.cost_usd.map((c) => (cost += c || 0))];
+  const at = boundaries.map((b) => ({ b, x: below(requests.i, b.i) + 0.5 }));
+  $("#summary").textContent = count + " requests · " + boundaries.length + " compactions · $" + cost.toFixed(2);
   const markers = {
     hooks: { draw: [(u) => {
       const ctx = u.ctx;
@@ -148,7 +167,7 @@ async function main() {
     }] },
   };
   const width = Math.max(300, $("#chart").clientWidth);
-  if (requests.length && window.uPlot) {
+  if (count && window.uPlot) {
     new uPlot({
       width, height: 300, plugins: [markers],
       scales: { x: { time: false }, cost: {} },
@@ -160,24 +179,23 @@ async function main() {
   performance.mark("timeline");
   $("#legend").innerHTML = Object.keys(COLORS).map((k) => "<span class='" + kindClass(k) + "'>" + k + "</span>").join("");
   $("#compactions").innerHTML = boundaries.map((b) => "<button data-open='" + b.i + "'><span class='kind" + kindClass(b.kind) + "'>" + esc(b.kind) + "</span>" + n(b.tokens_before) + " → " + n(b.tokens_after) + "</button>").join("") || "<p class='muted'>none</p>";
-  const byIndex = new Map(boundaries.map((b) => [String(b.i), b]));
   document.body.addEventListener("click", (ev) => {
     const t = ev.target.closest("[data-open],[data-item],[data-full]");
     if (!t) return;
     ev.preventDefault();
     if (t.dataset.open) {
       document.querySelectorAll("#compactions button").forEach((x) => x.classList.toggle("active", x === t));
-      detail(byIndex.get(t.dataset.open));
+      // The boundary's whole entry: what it removed, kept, and its summary.
+      get("/api/entries?limit=1&from=" + t.dataset.open).then((p) => detail(p.entries[0]));
     } else if (t.dataset.item) showItem(t.dataset.item);
     else if (t.dataset.full) { const pre = document.getElementById(t.dataset.full); pre.textContent = document.getElementById(t.dataset.full + "-t").content.textContent; t.remove(); }
   });
   let timer;
   $("#q").addEventListener("input", (ev) => { clearTimeout(timer); timer = setTimeout(() => search(ev.target.value), 200); });
-  entries = await get("/api/entries");
-  renderMore(200);
+  await more(200);
   performance.mark("transcript");
-  $("#more").addEventListener("click", () => renderMore(500));
-  new IntersectionObserver((xs) => { if (xs.some((x) => x.isIntersecting)) renderMore(300); }).observe($("#more"));
+  $("#more").addEventListener("click", () => more(500));
+  new IntersectionObserver((xs) => { if (xs.some((x) => x.isIntersecting)) more(300); }).observe($("#more"));
   document.body.dataset.ready = "1";
 }
 main().catch((e) => { document.body.insertAdjacentHTML("afterbegin", "<p class='error'>" + esc(e.message) + "</p>"); });

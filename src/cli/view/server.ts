@@ -4,8 +4,12 @@
 //   GET /                     the page
 //   GET /assets/uplot.js|css  the chart library
 //   GET /assets/view.js|css   the page's script and styles
-//   GET /api/session          header, request lines, boundaries (without rebuilt histories)
-//   GET /api/entries          every transcript entry, in order
+//   GET /api/session          header, warnings and errors, the chart's data: each request line's
+//                             tokens and cost (as columns), each boundary's kind and tokens
+//   GET /api/entries?from=&limit=
+//                             a page of transcript entries in order, each with its index `i`
+//                             (default and at most 500; under 1.5 MB of JSON unless one entry
+//                             alone is larger), with `total` and `next` (null on the last page)
 //   GET /api/search?q=        search over messages and archived tool results (recall)
 //   GET /api/item?id=&offset= a whole item (a tool result, a message) in slices (recall)
 // Only for itself: a Host other than 127.0.0.1:<port> or localhost:<port> is a 421 (DNS rebinding:
@@ -16,8 +20,8 @@ import type { AddressInfo } from "node:net";
 import { createRequire } from "node:module";
 import { recall } from "../../session/recall.ts";
 import type { SessionPaths } from "../../session/paths.ts";
-import { loadTranscript } from "../../session/transcript.ts";
 import { PAGE, SCRIPT, STYLE } from "./page.ts";
+import { SessionCache } from "./session-cache.ts";
 
 export interface Viewer {
   url: string;
@@ -27,6 +31,11 @@ export interface Viewer {
 
 const SEARCH_HITS = 200;
 const ITEM_CHARS = 200_000;
+/** A page of /api/entries: entries, and bytes of JSON (a response stays well under 2 MB). */
+const PAGE_ENTRIES = 500;
+const PAGE_BYTES = 1_500_000;
+/** Warnings and errors sent with /api/session (a badly damaged file has one per line). */
+const NOTES = 200;
 
 // Everything the page needs comes from this server, and nothing of it is inline (see page.ts).
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
@@ -69,7 +78,8 @@ export function startViewer(session: SessionPaths, opts: { port?: number } = {})
     "/assets/view.js": ["text/javascript; charset=utf-8", SCRIPT],
     "/assets/view.css": ["text/css; charset=utf-8", STYLE],
   } as const;
-  const load = () => loadTranscript(session.transcript);
+  // Parsed once, then only what is appended (./session-cache.ts).
+  const cache = new SessionCache(session.transcript);
 
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     const port = req.socket.localPort ?? 0;
@@ -90,13 +100,20 @@ export function startViewer(session: SessionPaths, opts: { port?: number } = {})
       return send(res, 200, type, body);
     }
     if (path === "/api/session") {
-      const t = load();
-      const entries = t.entries.map((e, i) => ({ i, ...e })).filter((e) => e.type !== "message");
-      // The rebuilt history of a summary is in /api/entries; here each boundary is its record.
-      const slim = entries.map((e) => (e.type === "boundary" ? { ...e, history: undefined } : e));
-      return json(res, { id: session.id, header: t.header, entries: slim, warnings: t.warnings, errors: t.errors });
+      cache.refresh();
+      const { header, warnings, errors, chart } = cache;
+      // A boundary's details (what it removed, the summary) are its entry: /api/entries?from=<i>&limit=1.
+      return json(res, { id: session.id, header, total: cache.total, ...chart, warnings: warnings.slice(0, NOTES), errors: errors.slice(0, NOTES), more_notes: Math.max(0, warnings.length - NOTES) + Math.max(0, errors.length - NOTES) });
     }
-    if (path === "/api/entries") return json(res, load().entries);
+    if (path === "/api/entries") {
+      cache.refresh();
+      const int = (name: string, fallback: number) => {
+        const v = Number(params.get(name) ?? fallback);
+        return Number.isInteger(v) && v >= 0 ? v : fallback;
+      };
+      const page = cache.page(int("from", 0), Math.max(1, Math.min(PAGE_ENTRIES, int("limit", PAGE_ENTRIES))), PAGE_BYTES);
+      return send(res, 200, "application/json; charset=utf-8", `{"from":${page.from},"total":${page.total},"next":${page.next},"entries":${page.json}}`);
+    }
     if (path === "/api/search") {
       const query = params.get("q") ?? "";
       if (query.trim() === "") return json(res, { hits: [] });
