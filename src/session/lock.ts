@@ -19,7 +19,8 @@ export interface SessionLock {
   release(): void;
 }
 
-function alive(pid: number): boolean {
+/** Whether a process with this pid is running (EPERM: it is, under another user). */
+export function alive(pid: number): boolean {
   if (!Number.isInteger(pid) || pid <= 0) return false;
   try {
     process.kill(pid, 0);

@@ -6,6 +6,7 @@ import { StoreError, maskUrl } from "./errors.ts";
 import { createFilesStore } from "./files.ts";
 import type { ConversationStore } from "./types.ts";
 
+/** Options of connectStore. */
 export interface ConnectOptions {
   /** PostgreSQL: how long to wait for a connection before store_unreachable (default 10 s). */
   connectTimeoutMs?: number;

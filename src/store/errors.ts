@@ -4,6 +4,7 @@ import { LetheError, type LetheErrorCode } from "../errors.ts";
 
 export type StoreErrorCode = Extract<LetheErrorCode, `store_${string}`>;
 
+/** A store that cannot do what was asked: one line, with a store_* code (see StoreErrorCode). */
 export class StoreError extends LetheError {
   constructor(code: StoreErrorCode, message: string, options?: { cause?: unknown }) {
     super(code, message, options);

@@ -2,20 +2,11 @@
 // conversation folder on one machine. An exclusive file holding the owner's pid; a lock whose
 // owner is gone (SIGKILL mid-operation) is taken over, so a killed worker never blocks the rest.
 import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { alive } from "../session/lock.ts";
 import { errnoCode } from "../session/storage-error.ts";
 import { StoreError } from "./errors.ts";
 
 const WAIT_MS = 15_000;
-
-function alive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return errnoCode(e) === "EPERM";
-  }
-}
 
 function ageMs(path: string): number {
   try {

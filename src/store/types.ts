@@ -74,6 +74,7 @@ export interface Conversation {
   lines(): Promise<TranscriptLine[]>;
 }
 
+/** One conversation as store.list() gives it. */
 export interface ConversationInfo {
   id: string;
   messages: number;
@@ -81,6 +82,7 @@ export interface ConversationInfo {
   updated: string;
 }
 
+/** Where conversations are kept: connectStore(path | file: | postgres://) opens one. */
 export interface ConversationStore {
   readonly kind: "files" | "postgres";
   /** Where it is, with any password masked. */

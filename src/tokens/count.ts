@@ -64,6 +64,25 @@ function blockTokens(block: ContentBlock, count: TextCounter, media: MediaFormul
   }
 }
 
+/**
+ * `count`, remembering strings of at least `min` characters by content. Bounded by entries and by
+ * characters (cleared when full), so the memo never holds much of what it has seen.
+ */
+function memoByContent(count: TextCounter, min: number, entries: number, chars: number): TextCounter {
+  const memo = new Map<string, number>();
+  let held = 0;
+  return (s) => {
+    if (s.length < min) return count(s);
+    let n = memo.get(s);
+    if (n === undefined) {
+      n = count(s);
+      if (memo.size >= entries || held + s.length > chars) (memo.clear(), (held = 0));
+      if (s.length <= chars / 8) (memo.set(s, n), (held += s.length));
+    }
+    return n;
+  };
+}
+
 export interface TokenCounterOptions {
   /** Whose image and PDF formulas to apply (./media.ts). Default "anthropic". */
   media?: MediaFormula;
@@ -78,35 +97,11 @@ export function createTokenCounter(count: TextCounter = estimateTokens, opts: To
 
   // Compactions count the same carried texts again at every snip (the user's messages, the
   // ledger, the work record): remember long ones. Short strings cost less to count than to hash.
-  const byText = new Map<string, number>();
-  let memoChars = 0;
-  const text = (s: string): number => {
-    if (s.length < TEXT_MEMO_MIN_CHARS) return count(s);
-    let n = byText.get(s);
-    if (n === undefined) {
-      n = count(s);
-      // Bounded by count and by size, so the memo never holds much of what it has seen.
-      if (byText.size >= TEXT_MEMO_ENTRIES || memoChars + s.length > TEXT_MEMO_CHARS) (byText.clear(), (memoChars = 0));
-      if (s.length <= TEXT_MEMO_CHARS / 8) (byText.set(s, n), (memoChars += s.length));
-    }
-    return n;
-  };
-
+  const text = memoByContent(count, TEXT_MEMO_MIN_CHARS, TEXT_MEMO_ENTRIES, TEXT_MEMO_CHARS);
   // A host that passes new objects with the same content (a deserialised history) would pay to
   // estimate every big tool result again: those are memoised by content, in a memo of their own
   // so they never push the carried texts out of text()'s.
-  const byLarge = new Map<string, number>();
-  let largeChars = 0;
-  const large = (s: string): number => {
-    if (s.length < LARGE_MIN_CHARS) return count(s);
-    let n = byLarge.get(s);
-    if (n === undefined) {
-      n = count(s);
-      if (byLarge.size >= LARGE_MEMO_ENTRIES || largeChars + s.length > LARGE_MEMO_CHARS) (byLarge.clear(), (largeChars = 0));
-      if (s.length <= LARGE_MEMO_CHARS / 8) (byLarge.set(s, n), (largeChars += s.length));
-    }
-    return n;
-  };
+  const large = memoByContent(count, LARGE_MIN_CHARS, LARGE_MEMO_ENTRIES, LARGE_MEMO_CHARS);
 
   const block = (b: ContentBlock): number => {
     let n = byBlock.get(b);
