@@ -5,7 +5,11 @@ import { fileURLToPath } from "node:url";
 import type { Message } from "../src/messages/types.ts";
 import { type Round, corpusRounds, freshRound } from "./rounds.ts";
 
-export const FLEET_WINDOW = { contextWindow: 16_000, maxOutputTokens: 2_000 };
+/** The window every engine of the run works to (--window N in bench:fleet; the workers inherit it). */
+export function fleetWindow(): { contextWindow: number; maxOutputTokens: number } {
+  const contextWindow = Number(process.env.LETHE_FLEET_WINDOW ?? 12_000);
+  return { contextWindow, maxOutputTokens: Math.min(2_000, Math.floor(contextWindow / 4)) };
+}
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 let corpus: { first: Message; rounds: Round[] } | undefined;

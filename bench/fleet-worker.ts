@@ -4,7 +4,7 @@
 import { createEngine } from "../src/engine/index.ts";
 import { validate } from "../src/messages/invariants.ts";
 import { connectStore } from "../src/store/connect.ts";
-import { FLEET_WINDOW, fleetHistory } from "./fleet-history.ts";
+import { fleetHistory, fleetWindow } from "./fleet-history.ts";
 
 const store = await connectStore(process.env.LETHE_FLEET_STORE!);
 
@@ -14,16 +14,16 @@ const send = (m: object) => process.send?.(m, undefined, undefined, () => undefi
 process.on("message", async (job: { c: number; t: number }) => {
   const history = fleetHistory(job.c, job.t);
   const t0 = performance.now();
-  const engine = createEngine({ ...FLEET_WINDOW, summarizerMode: "digest", now: () => 1, store, conversationId: `conversation-${job.c}` });
+  const engine = createEngine({ ...fleetWindow(), summarizerMode: "digest", now: () => 1, store, conversationId: `conversation-${job.c}` });
   try {
     const r = await engine.beforeRequest(history);
     const ms = performance.now() - t0;
-    send({ ...job, ok: true, ms, summaries: r.events.filter((e) => e.kind === "summarize").length, tokens: r.tokens, threshold: engine.threshold, violations: validate(r.history).length });
+    send({ ...job, ok: true, ms, summaries: r.events.filter((e) => e.kind === "summarize").length, tokens: r.tokens, threshold: engine.threshold, limit: fleetWindow().contextWindow - fleetWindow().maxOutputTokens, violations: validate(r.history).length });
   } catch (e) {
     send({ ...job, ok: false, error: (e as Error).message.split("\n")[0] });
   }
 });
 // Warm up before taking jobs (the first call of a process compiles the engine): the figures are
 // per turn of a running worker; a restarted one reports ready only after this.
-await createEngine({ ...FLEET_WINDOW, summarizerMode: "digest", now: () => 1, store, conversationId: `warm-up-${process.pid}` }).beforeRequest(fleetHistory(0, 3));
+await createEngine({ ...fleetWindow(), summarizerMode: "digest", now: () => 1, store, conversationId: `warm-up-${process.pid}` }).beforeRequest(fleetHistory(0, 3));
 send({ ready: true });

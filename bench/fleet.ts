@@ -15,7 +15,7 @@
 // Stores: a real PostgreSQL started here (Debian's postgresql, initdb in a temp folder), and the
 // files store on this machine.
 //
-//   npm run bench:fleet [-- --store postgres|files|both --workers 6 --conversations 100 --turns 40 --kill-every 150 --out FILE]
+//   npm run bench:fleet [-- --store postgres|files|both --workers 6 --conversations 100 --turns 40 --kill-every 150 --window 12000 --out FILE]
 import { fork, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -25,7 +25,7 @@ import { createEngine } from "../src/engine/index.ts";
 import type { Message } from "../src/messages/types.ts";
 import type { TranscriptEntry } from "../src/session/transcript-format.ts";
 import { startPostgres } from "../scripts/pg-cluster.ts";
-import { FLEET_WINDOW, fleetHistory } from "./fleet-history.ts";
+import { fleetHistory, fleetWindow } from "./fleet-history.ts";
 import { writeJsonAtomic } from "./replay.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -40,6 +40,7 @@ const TURNS = Number(flag("--turns", "40"));
 const KILL_EVERY = Number(flag("--kill-every", "150"));
 const STORES = flag("--store", "both") === "both" ? ["postgres", "files"] : [flag("--store", "both")];
 const OUT = flag("--out", resolve(ROOT, "bench/results/fleet.json"));
+process.env.LETHE_FLEET_WINDOW = flag("--window", process.env.LETHE_FLEET_WINDOW ?? "12000");
 
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -54,19 +55,26 @@ interface Reply {
   summaries?: number;
   tokens?: number;
   threshold?: number;
+  /** The window less the reply's reserve: a request over it would be refused. */
+  limit?: number;
   violations?: number;
   error?: string;
   ready?: boolean;
 }
 
-/** Summaries of one long-lived engine per conversation, no store: the figure a fleet must match. */
-async function baseline(): Promise<number> {
-  let n = 0;
+/** One long-lived engine per conversation, no store: the summaries a fleet must match, and its requests over the threshold. */
+async function baseline(): Promise<{ summaries: number; overThreshold: number }> {
+  let summaries = 0;
+  let overThreshold = 0;
   for (let c = 0; c < CONVERSATIONS; c++) {
-    const engine = createEngine({ ...FLEET_WINDOW, summarizerMode: "digest", now: () => 1 });
-    for (let t = 0; t < TURNS; t++) n += (await engine.beforeRequest(fleetHistory(c, t))).events.filter((e) => e.kind === "summarize").length;
+    const engine = createEngine({ ...fleetWindow(), summarizerMode: "digest", now: () => 1 });
+    for (let t = 0; t < TURNS; t++) {
+      const r = await engine.beforeRequest(fleetHistory(c, t));
+      summaries += r.events.filter((e) => e.kind === "summarize").length;
+      if (r.tokens > engine.threshold) overThreshold++;
+    }
   }
-  return n;
+  return { summaries, overThreshold };
 }
 
 async function runFleet(where: string) {
@@ -80,6 +88,7 @@ async function runFleet(where: string) {
   let done = 0;
   let kills = 0;
   let bad = 0;
+  let overThreshold = 0;
   const errors: string[] = [];
   const total = CONVERSATIONS * TURNS;
   const t0 = Date.now();
@@ -113,7 +122,8 @@ async function runFleet(where: string) {
         }
         times.push(m.ms!);
         summaries += m.summaries!;
-        if (m.violations! > 0 || m.tokens! > m.threshold!) bad++;
+        if (m.violations! > 0 || m.tokens! > m.limit!) bad++;
+        if (m.tokens! > m.threshold!) overThreshold++;
         done++;
         if (++next[m.c]! < TURNS) queue.push(m.c);
         // Kill a busy worker now and then, mid-job: its turn is retried elsewhere.
@@ -168,11 +178,12 @@ async function runFleet(where: string) {
     if (JSON.stringify(bySeq.map((m) => m.message)) !== JSON.stringify(expected.slice(0, bySeq.length))) errors.push(`conversation ${c}: recorded messages differ from its history`);
     states += entries.filter((e) => e.type === "boundary" && e.kind === "summarize").length;
   }
-  return { turns: done, seconds: Number(seconds.toFixed(1)), turns_per_s: Number((done / seconds).toFixed(1)), p50_ms: pct(times, 50), p99_ms: pct(times, 99), summary_calls: summaries, summaries_recorded: states, kills, lost, doubled, over_window_or_invalid: bad, errors: errors.slice(0, 5) };
+  return { turns: done, seconds: Number(seconds.toFixed(1)), turns_per_s: Number((done / seconds).toFixed(1)), p50_ms: pct(times, 50), p99_ms: pct(times, 99), summary_calls: summaries, summaries_recorded: states, kills, lost, doubled, over_window_or_invalid: bad, over_threshold: overThreshold, errors: errors.slice(0, 5) };
 }
 
-const base = await baseline();
-console.log(`baseline: ${base} summaries in ${CONVERSATIONS} conversations × ${TURNS} turns (one long-lived engine each, no store)`);
+const baselineRun = await baseline();
+const base = baselineRun.summaries;
+console.log(`baseline: ${base} summaries in ${CONVERSATIONS} conversations × ${TURNS} turns (one long-lived engine each, no store); ${baselineRun.overThreshold} requests over the threshold (under the window)`);
 const results: Record<string, unknown> = {};
 for (const kind of STORES) {
   let where: string;
@@ -189,11 +200,11 @@ for (const kind of STORES) {
   try {
     const r = await runFleet(where);
     results[kind] = r;
-    console.log(`${kind.padEnd(8)} ${WORKERS} workers: ${r.turns} turns in ${r.seconds} s (${r.turns_per_s}/s), p50 ${r.p50_ms} ms p99 ${r.p99_ms} ms; summaries: ${r.summary_calls} made, ${r.summaries_recorded} recorded (baseline ${base}); ${r.kills} workers killed; lost ${r.lost}, doubled ${r.doubled}, over window or invalid ${r.over_window_or_invalid}${r.errors.length ? `; errors: ${r.errors.join(" | ")}` : ""}`);
+    console.log(`${kind.padEnd(8)} ${WORKERS} workers: ${r.turns} turns in ${r.seconds} s (${r.turns_per_s}/s), p50 ${r.p50_ms} ms p99 ${r.p99_ms} ms; summaries: ${r.summary_calls} made, ${r.summaries_recorded} recorded (baseline ${base}); ${r.kills} workers killed; lost ${r.lost}, doubled ${r.doubled}, over window or invalid ${r.over_window_or_invalid}, over the threshold ${r.over_threshold}${r.errors.length ? `; errors: ${r.errors.join(" | ")}` : ""}`);
   } finally {
     await stop();
   }
 }
-writeJsonAtomic(OUT, { workers: WORKERS, conversations: CONVERSATIONS, turns: TURNS, kill_every: KILL_EVERY, window: FLEET_WINDOW, baseline_summaries: base, node: process.version, results });
+writeJsonAtomic(OUT, { workers: WORKERS, conversations: CONVERSATIONS, turns: TURNS, kill_every: KILL_EVERY, window: fleetWindow(), baseline_summaries: base, baseline_over_threshold: baselineRun.overThreshold, node: process.version, results });
 console.log(`wrote ${OUT}`);
 process.exit(0);

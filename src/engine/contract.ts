@@ -132,4 +132,9 @@ export interface Engine {
    * it back (without a sessionDir results are kept in memory: a host's own recall tool reads them here).
    */
   readStored(toolUseId: string): string | undefined;
+  /**
+   * The same, from anywhere the engine keeps results: with a conversation store, what any engine
+   * on this conversation saved, in any process (a host's recall tool on a fleet).
+   */
+  loadStored(toolUseId: string): Promise<string | undefined>;
 }

@@ -55,6 +55,16 @@ export function createEngine(opts: EngineOptions): Engine {
   checkOptions(opts);
   const s = createState(opts, configOf(opts));
   const { follower, compactor, config } = s;
+  const readStored = (toolUseId: string): string | undefined => {
+    if (typeof toolUseId !== "string") throw new LetheInputError("readStored", `needs a tool_use id string, got ${toolUseId === null ? "null" : typeof toolUseId}`);
+    if (s.store.load) return s.store.load(toolUseId);
+    const path = opts.sessionDir ? join(opts.sessionDir, "tool-results", resultFileName(toolUseId)) : undefined;
+    try {
+      return path ? readFileSync(path, "utf8") : undefined;
+    } catch {
+      return undefined;
+    }
+  };
   return {
     config,
     get threshold() {
@@ -70,15 +80,12 @@ export function createEngine(opts: EngineOptions): Engine {
       if (s.link && !s.link.conversation) notOpen();
       return prepareRequest(s, history, call);
     },
-    readStored(toolUseId) {
-      if (typeof toolUseId !== "string") throw new LetheInputError("readStored", `needs a tool_use id string, got ${toolUseId === null ? "null" : typeof toolUseId}`);
-      if (s.store.load) return s.store.load(toolUseId);
-      const path = opts.sessionDir ? join(opts.sessionDir, "tool-results", resultFileName(toolUseId)) : undefined;
-      try {
-        return path ? readFileSync(path, "utf8") : undefined;
-      } catch {
-        return undefined;
-      }
+    readStored,
+    async loadStored(toolUseId) {
+      const here = readStored(toolUseId);
+      if (here !== undefined || !s.link) return here;
+      const c = s.link.conversation ?? (await s.link.store.conversation(s.link.id));
+      return c.loadResult(toolUseId);
     },
 
     beforeRequest: (history, call = {}) =>

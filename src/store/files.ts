@@ -91,6 +91,16 @@ function catchUp(path: string, cp: Checkpoint): Checkpoint {
   }
 }
 
+/** Whether the file at `path` holds exactly `text` (a missing file does not). */
+function sameText(path: string, text: string): boolean {
+  try {
+    const st = statSync(path);
+    return st.size === Buffer.byteLength(text, "utf8") && readFileSync(path, "utf8") === text;
+  } catch {
+    return false;
+  }
+}
+
 class FileConversation implements Conversation {
   private readonly transcript: string;
   private readonly lock: string;
@@ -243,6 +253,8 @@ class FileConversation implements Conversation {
     try {
       mkdirSync(this.results, { recursive: true });
       const path = this.resultRef(toolUseId);
+      // Saved before with the same text (another engine on this conversation): not written again.
+      if (sameText(path, text)) return path;
       writeFileAtomic(path, text);
       return path;
     } catch (e) {

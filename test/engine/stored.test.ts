@@ -121,3 +121,21 @@ test("a host passing back lethe's history plus what is new (the adapters): the s
     rmSync(root, { recursive: true, force: true });
   }
 });
+
+test("loadStored: a fresh engine on the conversation reads back a tool result another engine moved out (what a host's recall tool needs on a fleet); readStored, synchronous, knows only its own", async () => {
+  const root = mkdtempSync(join(tmpdir(), "lethe-stored-"));
+  try {
+    const store = await connectStore(join(root, "store"));
+    const host: Message[] = [user("fix the bug")];
+    for (let k = 0; k < 6; k++) host.push(...turn(k));
+    const first = createEngine({ ...WINDOW, summarizerMode: "digest", config: CONFIG, now: () => 1, store, conversationId: "recall" });
+    const r = await first.beforeRequest(host);
+    assert.ok(r.events.some((e) => e.kind === "budget"), "budget moved the huge result out");
+    const fresh = createEngine({ ...WINDOW, summarizerMode: "digest", config: CONFIG, now: () => 1, store, conversationId: "recall" });
+    assert.equal(fresh.readStored("toolu_4"), undefined);
+    assert.equal(await fresh.loadStored("toolu_4"), `big 4\n`.repeat(6_000));
+    assert.equal(await fresh.loadStored("toolu_nope"), undefined);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});

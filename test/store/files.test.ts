@@ -94,3 +94,19 @@ test("connectStore: a path and a file: URL give the files store; an unknown sche
     rmSync(root, { recursive: true, force: true });
   }
 });
+
+test("files store: a result saved again with the same text is not written again (another engine on the conversation); a different text replaces it", async () => {
+  const { statSync } = await import("node:fs");
+  const root = mkdtempSync(join(tmpdir(), "lethe-files-store-"));
+  try {
+    const c = await createFilesStore(join(root, "store")).conversation("results");
+    const path = await c.saveResult("toolu_1", "output ".repeat(1000));
+    const ino = statSync(path).ino;
+    await c.saveResult("toolu_1", "output ".repeat(1000));
+    assert.equal(statSync(path).ino, ino, "not rewritten");
+    await c.saveResult("toolu_1", "other ".repeat(1000));
+    assert.equal(await c.loadResult("toolu_1"), "other ".repeat(1000));
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
