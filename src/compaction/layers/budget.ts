@@ -80,11 +80,26 @@ export function budget(history: readonly Message[], ctx: LayerContext): LayerRes
   let freedAgain = 0;
   let out: Message[] | null = null;
 
+  // The message being read: its blocks once one changes, and its results' characters.
+  let current: ContentBlock[] = [];
+  let blocks: ContentBlock[] | null = null;
+  let total = 0;
+  // A result moved (or its earlier marker put back): into the message's blocks, counted.
+  const take = (j: number, chars: number, done: ReturnType<typeof persist>): void => {
+    if (!done) return;
+    blocks ??= current.slice();
+    blocks[j] = done.block;
+    if (done.again) freedAgain += done.record.tokensBefore - done.record.tokensAfter;
+    else persisted.push(done.record);
+    total -= chars - resultChars(done.block.content);
+  };
+
   for (let i = 0; i < history.length; i++) {
     const m = history[i]!;
     if (m.role !== "user" || typeof m.content === "string") continue;
-    let blocks: ContentBlock[] | null = null;
-    let total = 0;
+    current = m.content;
+    blocks = null;
+    total = 0;
 
     // Per result: over its tool's character limit, or over its share of the window.
     for (let j = 0; j < m.content.length; j++) {
@@ -98,33 +113,21 @@ export function budget(history: readonly Message[], ctx: LayerContext): LayerRes
       if (alreadyCompact(b)) continue;
       const name = toolUseFor(history, i, b.tool_use_id)?.name ?? "unknown";
       if (chars <= resultLimitChars(name, cfg) && ctx.tokens.block(b) <= maxTokens) continue;
-      const done = persist(b, name, ctx);
-      if (!done) continue;
-      blocks ??= m.content.slice();
-      blocks[j] = done.block;
-      if (done.again) freedAgain += done.record.tokensBefore - done.record.tokensAfter;
-      else persisted.push(done.record);
-      total -= chars - resultChars(done.block.content);
+      take(j, chars, persist(b, name, ctx));
     }
 
     // Per message: a batch of parallel results over the batch limit, largest first.
     if (total > cfg.perMessageChars) {
-      const current: ContentBlock[] = blocks ?? m.content;
+      const now: ContentBlock[] = blocks ?? m.content;
       const candidates: { j: number; chars: number }[] = [];
-      current.forEach((b, j) => {
+      now.forEach((b, j) => {
         if (b.type === "tool_result" && !alreadyCompact(b)) candidates.push({ j, chars: resultChars(b.content) });
       });
       candidates.sort((a, b) => b.chars - a.chars || a.j - b.j);
       for (const { j, chars } of candidates) {
         if (total <= cfg.perMessageChars) break;
-        const b = current[j] as ToolResultBlock;
-        const done = persist(b, toolUseFor(history, i, b.tool_use_id)?.name ?? "unknown", ctx);
-        if (!done) continue;
-        blocks ??= m.content.slice();
-        blocks[j] = done.block;
-        if (done.again) freedAgain += done.record.tokensBefore - done.record.tokensAfter;
-        else persisted.push(done.record);
-        total -= chars - resultChars(done.block.content);
+        const b = now[j] as ToolResultBlock;
+        take(j, chars, persist(b, toolUseFor(history, i, b.tool_use_id)?.name ?? "unknown", ctx));
       }
     }
 
