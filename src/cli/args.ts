@@ -18,6 +18,8 @@ export interface CliArgs {
   cwd?: string;
   resume?: string;
   continue: boolean;
+  /** --store: a conversation store (folder, file: or postgres:// URL) instead of .lethe/sessions. */
+  store?: string;
   summarizer?: "model" | "digest";
   maxTurns?: number;
   outputFormat: OutputFormat;
@@ -137,6 +139,7 @@ export const OPTIONS: Spec[] = [
   { name: "cwd", value: "dir", help: "workspace folder (default: the current directory)", apply: (o, v) => void (o.cwd = notEmpty(v, "--cwd needs a folder")) },
   { name: "resume", short: "r", value: "id", help: "resume a session (an id or a unique prefix of one)", apply: (o, v) => void (o.resume = notBlank(v, "--resume needs a session id").trim()) },
   { name: "continue", short: "c", help: "resume the most recent session of the workspace", apply: (o) => void (o.continue = true) },
+  { name: "store", value: "path|url", help: "keep the session in a conversation store (a folder or postgres:// URL; env LETHE_STORE), to continue it from any machine that reaches it", apply: (o, v) => void (o.store = notBlank(v, "--store needs a folder or a postgres:// URL").trim()) },
   { name: "help", short: "h", help: "show this help", apply: (o) => void (o.help = true) },
   { name: "version", short: "v", help: "show the version", apply: (o) => void (o.version = true) },
 ];
@@ -210,10 +213,11 @@ export function usageText(version: string): string {
     "Usage:",
     "  lethe [options] [prompt]        interactive session (REPL)",
     "  lethe -p \"<prompt>\" [options]   headless: print the final answer and exit",
-    "  lethe sessions [--cwd <dir>]    the workspace's sessions",
-    "  lethe export <id> [--format md|json] [-o <file>] [--cwd <dir>]",
+    "  lethe sessions [--cwd <dir>] [--store <path|url>]",
+    "                                  the workspace's sessions (or the store's conversations)",
+    "  lethe export <id> [--format md|json] [-o <file>] [--cwd <dir>] [--store <path|url>]",
     "                                  a session as Markdown (compactions marked) or JSON",
-    "  lethe view [id] [--port <n>] [--open] [--cwd <dir>]",
+    "  lethe view [id] [--port <n>] [--open] [--cwd <dir>] [--store <path|url>]",
     "                                  a session in the browser (127.0.0.1; default: the latest)",
     "",
     "Options:",
@@ -228,6 +232,7 @@ export function usageText(version: string): string {
     "  ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL   Anthropic credentials and endpoint",
     "  OPENAI_API_KEY, OPENAI_BASE_URL         OpenAI or any OpenAI-compatible server (Ollama, llama.cpp, vLLM, LM Studio, OpenRouter)",
     "  LETHE_MODEL                             default model",
+    "  LETHE_STORE                             conversation store for every command (as --store)",
     "",
     "Settings: <workspace>/.lethe/settings.json over ~/.lethe/settings.json (model, provider, baseUrl,",
     "contextWindow, maxOutputTokens, autoCompact, compactThreshold, summarizer, compaction, hooks, …).",

@@ -57,6 +57,11 @@ export interface RunConfig {
   warnings: string[];
   /** The user's home (for ~/.lethe/AGENTS.md); the process's by default. */
   home?: string;
+  /**
+   * --store or LETHE_STORE: the conversation store sessions are kept in. Never from a settings
+   * file: a repository's settings must not send its sessions to a database of its choosing.
+   */
+  store?: string;
 }
 
 export type Env = Record<string, string | undefined>;
@@ -204,6 +209,7 @@ export function resolveRunConfig(args: CliArgs, env: Env, opts: { cwd?: string; 
     untrusted: loaded.ignored.length ? { path: loaded.workspacePath, keys: loaded.ignored, what: describeTrustKeys(loaded.workspace!, loaded.ignored) } : undefined,
     userSettingsPath,
     warnings,
+    ...((args.store ?? env.LETHE_STORE?.trim()) ? { store: args.store ?? env.LETHE_STORE!.trim() } : {}),
   };
 }
 

@@ -53,7 +53,7 @@ export async function runHeadless(cfg: RunConfig, args: CliArgs, prompt: string,
   process.on("SIGINT", onSigint);
   process.on("SIGTERM", onSigint);
   try {
-    session.start({ ...(args.resume !== undefined ? { resume: args.resume } : {}), continueLatest: args.continue });
+    await session.start({ ...(args.resume !== undefined ? { resume: args.resume } : {}), continueLatest: args.continue });
     sessionId = session.id;
     for (const w of [...session.instructions.warnings, ...session.loadWarnings]) io.stderr.write(`lethe: ${w}\n`);
     if (format === "stream-json") jsonLine(io.stdout, initMessage(cfg, session));
@@ -66,7 +66,8 @@ export async function runHeadless(cfg: RunConfig, args: CliArgs, prompt: string,
   } finally {
     process.off("SIGINT", onSigint);
     process.off("SIGTERM", onSigint);
-    session.close();
+    // On a store, what is still queued is written before the process exits.
+    await session.end().catch((e) => io.stderr.write(`${errorLine(e)}\n`));
   }
 }
 

@@ -34,7 +34,7 @@ export async function runRepl(cfg: RunConfig, args: CliArgs, version: string, io
     },
     client ?? (await createClient(cfg)),
   );
-  repl.session.start({ ...(args.resume !== undefined ? { resume: args.resume } : {}), continueLatest: args.continue });
+  await repl.session.start({ ...(args.resume !== undefined ? { resume: args.resume } : {}), continueLatest: args.continue });
   return runInputLoop(repl, args.positional.join(" ").trim(), () => printBanner(repl, version));
 }
 

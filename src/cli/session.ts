@@ -6,7 +6,7 @@ import { createEngine } from "../engine/index.ts";
 import type { Message } from "../messages/types.ts";
 import { createCommandHooks } from "../hooks/compact-hooks.ts";
 import type { ModelClient, ToolDefinition } from "../model/types.ts";
-import { type SessionPaths, createSessionDir, latestSession, listSessions, resolveSession } from "../session/paths.ts";
+import { type SessionPaths, type SessionSummary, createSessionDir, latestSession, listSessions, resolveSession } from "../session/paths.ts";
 import { type TranscriptWriter, loadTranscript, openTranscript, resumeContext } from "../session/transcript.ts";
 import { loadTranscriptTail } from "../session/transcript-tail.ts";
 import type { Usage } from "../tokens/meter.ts";
@@ -19,6 +19,12 @@ import { subagentSystemPrompt, systemPrompt } from "../agent/prompt.ts";
 import { type LoadedInstructions, loadInstructions, renderInstructions } from "../agent/instructions.ts";
 import { homedir } from "node:os";
 import { existsSync, rmSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { createFileStore } from "../session/tool-results.ts";
+import { connectStore } from "../store/connect.ts";
+import type { StoreTranscript } from "../store/transcript.ts";
+import type { ConversationStore } from "../store/types.ts";
+import { openStoredSession } from "./stored-session.ts";
 import { type SessionLock, lockSession } from "../session/lock.ts";
 import type { RunConfig } from "./config.ts";
 import { ConfigError, oneLine } from "./errors.ts";
@@ -83,6 +89,9 @@ export class AgentSession {
   private readonly countingClient: ModelClient;
   /** Every tool call's permission, decided by the policy (./permission-gate.ts). */
   private readonly gate: PermissionGate;
+  /** --store / LETHE_STORE: where the session is kept instead of .lethe/sessions (./stored-session.ts). */
+  private store: ConversationStore | undefined;
+  private storeWriter: StoreTranscript | undefined;
 
   constructor(
     readonly cfg: RunConfig,
@@ -93,6 +102,8 @@ export class AgentSession {
     const timed: ModelClient = {
       provider: client.provider,
       stream: async (req, onEvent) => {
+        // Write-ahead on a store: everything this request carries is stored before it is sent.
+        await this.storeWriter?.flush();
         const t0 = Date.now();
         try {
           return await client.stream(req, onEvent);
@@ -169,7 +180,8 @@ export class AgentSession {
   }
 
   /** Opens a new session, or the one named by `resume`, or the latest one (`continueLatest`). */
-  start(opts: { resume?: string; continueLatest?: boolean } = {}): void {
+  async start(opts: { resume?: string; continueLatest?: boolean } = {}): Promise<void> {
+    if (this.cfg.store !== undefined) return this.openStored(opts);
     if (opts.resume !== undefined) return this.open(resolveSession(this.cfg.workspace, opts.resume), true);
     if (opts.continueLatest) {
       const latest = latestSession(this.cfg.workspace);
@@ -191,23 +203,46 @@ export class AgentSession {
   private open(paths: SessionPaths, resume: boolean): void {
     this.close();
     // Before anything is read or written: a second process on this session stops here.
-    const lock = lockSession(paths.dir, paths.id);
-    this.lock = lock;
-    this.paths = paths;
-    this.fresh = !resume;
-    this.answered = false;
-    this.history = [];
-    this.loadWarnings = [];
+    this.lock = lockSession(paths.dir, paths.id);
+    let history: Message[] = [];
+    let warnings: string[] = [];
     if (resume) {
       // From the last resume point on: a long session's file is not read from the start.
       const loaded = loadTranscriptTail(paths.transcript);
-      this.loadWarnings = [...loaded.errors, ...loaded.warnings];
-      this.history = resumeContext(loaded.entries);
+      warnings = [...loaded.errors, ...loaded.warnings];
+      history = resumeContext(loaded.entries);
     }
-    this.transcript = openTranscript(paths.transcript, {
+    const transcript = openTranscript(paths.transcript, {
       header: { id: paths.id, cwd: this.cfg.workspace, model: this.cfg.model, provider: this.cfg.provider },
     });
-    this.engine = this.makeEngine(paths.dir, this.transcript, paths.id);
+    this.attach(paths, transcript, history, warnings, !resume);
+  }
+
+  /** Opens (or starts) the session in the conversation store. */
+  private async openStored(opts: { resume?: string; continueLatest?: boolean }): Promise<void> {
+    this.store ??= await connectStore(this.cfg.store!);
+    const s = await openStoredSession(this.store, { workspace: this.cfg.workspace, model: this.cfg.model, provider: this.cfg.provider, ...opts });
+    // What the session being left queued goes out before it is closed.
+    await this.settle();
+    this.close();
+    try {
+      this.lock = lockSession(s.paths.dir, s.paths.id);
+    } catch (e) {
+      s.writer.close();
+      throw e;
+    }
+    this.storeWriter = s.writer;
+    this.attach(s.paths, s.writer, s.history, s.warnings, false);
+  }
+
+  private attach(paths: SessionPaths, transcript: TranscriptWriter, history: Message[], warnings: string[], fresh: boolean): void {
+    this.paths = paths;
+    this.fresh = fresh;
+    this.answered = false;
+    this.history = history;
+    this.loadWarnings = warnings;
+    this.transcript = transcript;
+    this.engine = this.makeEngine(paths.dir, this.transcript, paths.id, true);
     const readDenied = this.gate.readCheck();
     this.ctx = {
       workspace: this.cfg.workspace,
@@ -224,12 +259,15 @@ export class AgentSession {
     this.turns = 0;
   }
 
-  private makeEngine(sessionDir: string | undefined, transcript: TranscriptWriter | undefined, sessionId: string): Engine {
+  private makeEngine(sessionDir: string | undefined, transcript: TranscriptWriter | undefined, sessionId: string, main = false): Engine {
     const cfg = this.cfg;
+    // A PostgreSQL session keeps the full results in the database too (the files store's folder is the session's own).
+    const results = main && sessionDir && this.storeWriter && this.store?.kind !== "files" ? this.storeWriter.results(createFileStore(join(sessionDir, "tool-results"))) : undefined;
     return createEngine({
       contextWindow: cfg.contextWindow,
       maxOutputTokens: cfg.maxOutputTokens,
       ...(sessionDir ? { sessionDir } : {}),
+      ...(results ? { store: results } : {}),
       // runAgent writes every message to the transcript before sending it.
       ...(transcript ? { transcript, transcriptHoldsHistory: true } : {}),
       config: cfg.compaction,
@@ -245,14 +283,48 @@ export class AgentSession {
   }
 
   /** Starts a new, empty session (/clear). */
-  clear(): void {
+  async clear(): Promise<void> {
+    if (this.cfg.store !== undefined) return this.openStored({});
     this.open(createSessionDir(this.cfg.workspace), false);
   }
 
   /** Switches to another session of the workspace (/resume <id>). */
-  switchTo(id: string): void {
+  async switchTo(id: string): Promise<void> {
+    if (this.cfg.store !== undefined) return this.openStored({ resume: id });
     const paths = resolveSession(this.cfg.workspace, id);
     this.open(paths, true);
+  }
+
+  /** The sessions /resume can switch to: the workspace's, or the store's conversations (newest first). */
+  async sessions(): Promise<SessionSummary[]> {
+    if (this.cfg.store === undefined) return listSessions(this.cfg.workspace);
+    this.store ??= await connectStore(this.cfg.store);
+    return (await this.store.list()).map((c) => ({
+      id: c.id,
+      dir: "",
+      transcript: "",
+      toolResults: "",
+      preview: c.cwd !== undefined && c.cwd !== this.cfg.workspace ? `(started in ${c.cwd})` : "",
+      messageCount: c.messages,
+      lastModified: new Date(c.updated),
+    }));
+  }
+
+  /** On a store: waits until everything the session wrote is stored (a no-op on files). */
+  async settle(): Promise<void> {
+    await this.storeWriter?.flush();
+  }
+
+  /** Closes the session once everything is stored; releases the store's connections. */
+  async end(): Promise<void> {
+    try {
+      await this.settle();
+    } finally {
+      this.close();
+      const store = this.store;
+      this.store = undefined;
+      await store?.close();
+    }
   }
 
   private countUsage(model: string, u: Usage, into: FullUsage): void {
@@ -320,6 +392,7 @@ export class AgentSession {
       });
       this.history = r.history;
       if (r.stop === "aborted") this.closeUnanswered("[lethe] The user interrupted this request before it was finished. Treat the next message as a new request; do not continue this one unless asked.");
+      await this.settle();
       this.model = r.model;
       this.turns += r.turns;
       this.compactions.push(...r.compactions);
@@ -329,6 +402,8 @@ export class AgentSession {
       const h = historyAtFailure(e);
       if (h) this.history = h;
       this.closeUnanswered(`[lethe] This request failed before it was finished (${oneLine(e instanceof Error ? e.message : String(e), 300)}). Treat the next message as a new request.`);
+      // The note goes to the store too; a store that fails now is not the error to report.
+      await this.settle().catch(() => {});
       throw e;
     }
   }
@@ -364,6 +439,7 @@ export class AgentSession {
     this.lastCompactSkipped = r.events.some((e) => e.kind === "compact_skipped");
     const out = reportCompactions(r.events, r.tokens, (e) => this.ui.onEvent?.(e));
     this.compactions.push(...out);
+    await this.settle();
     return out;
   }
 
@@ -383,6 +459,7 @@ export class AgentSession {
     }
     this.lock?.release();
     this.lock = undefined;
+    this.storeWriter = undefined;
     if (this.paths && this.fresh && !this.answered) {
       // Nothing was answered: the folder holds at most the header and the unanswered prompt.
       try {

@@ -20,7 +20,7 @@ import { type SessionHeader, TORN_TAIL_EVENT, TRANSCRIPT_VERSION, type Transcrip
 import { resultFileName, writeFileAtomic } from "../session/tool-results.ts";
 import { StoreError } from "./errors.ts";
 import { withFileLock } from "./file-lock.ts";
-import { checkConversationId } from "./ids.ts";
+import { checkConversationId, checkUuids } from "./ids.ts";
 import type { AppendResult, Conversation, ConversationInfo, ConversationStore, EngineSnapshot } from "./types.ts";
 
 /** Keys of this many newest messages are kept in the checkpoint (a retried turn compares against them). */
@@ -156,10 +156,12 @@ class FileConversation implements Conversation {
     }
   }
 
-  appendMessages(from: number, messages: readonly Message[]): Promise<AppendResult> {
+  appendMessages(from: number, messages: readonly Message[], opts?: { uuids?: readonly string[] }): Promise<AppendResult> {
     if (!Number.isSafeInteger(from) || from < 0) return Promise.reject(new LetheInputError("appendMessages", `from must be a whole number ≥ 0, got ${String(from)}`));
+    let uuids: readonly string[] | undefined;
     try {
       checkHistory(messages, "appendMessages: messages");
+      uuids = checkUuids(opts, messages.length);
     } catch (e) {
       return Promise.reject(e);
     }
@@ -185,7 +187,7 @@ class FileConversation implements Conversation {
             }
             return;
           }
-          lines.push(`${JSON.stringify({ type: "message", uuid: randomUUID(), ts, seq, key, message })}\n`);
+          lines.push(`${JSON.stringify({ type: "message", uuid: uuids?.[i] ?? randomUUID(), ts, seq, key, message })}\n`);
           out.added++;
         });
         if (lines.length === 0) return out;
@@ -311,14 +313,16 @@ export function createFilesStore(root: string): ConversationStore {
         }
         const first = readFileSync(transcript, "utf8").split("\n", 1)[0] ?? "";
         let id = name;
+        let cwd: string | undefined;
         try {
-          const h = JSON.parse(first) as { type?: string; id?: unknown };
+          const h = JSON.parse(first) as { type?: string; id?: unknown; cwd?: unknown };
           if (h.type === "session" && typeof h.id === "string") id = h.id;
+          if (h.type === "session" && typeof h.cwd === "string") cwd = h.cwd;
         } catch {
           // no header: named by its folder
         }
         const cp = catchUp(transcript, readJson<Checkpoint>(join(dir, name, "seq.json")) ?? { count: 0, bytes: 0, keys: [] });
-        out.push({ id, messages: cp.count, updated: updated.toISOString() });
+        out.push({ id, messages: cp.count, ...(cwd !== undefined ? { cwd } : {}), updated: updated.toISOString() });
       }
       return out.sort((a, b) => b.updated.localeCompare(a.updated));
     },

@@ -13,3 +13,16 @@ export function checkConversationId(id: unknown): asserts id is string {
   // A lone surrogate has no UTF-8 form: two such ids would become one folder or one database key.
   if (/\p{Cs}/u.test(id)) throw new LetheInputError("conversationId", "holds a lone surrogate (not well-formed Unicode)");
 }
+
+/** appendMessages' `opts.uuids`: one short printable string per message, or nothing. */
+export function checkUuids(opts: unknown, count: number): readonly string[] | undefined {
+  if (opts === undefined) return undefined;
+  if (typeof opts !== "object" || opts === null) throw new LetheInputError("appendMessages(opts)", `must be an object, got ${show(opts)}`);
+  const uuids = (opts as { uuids?: unknown }).uuids;
+  if (uuids === undefined) return undefined;
+  if (!Array.isArray(uuids) || uuids.length !== count) throw new LetheInputError("appendMessages(opts.uuids)", `must be a list of ${count} uuid(s), one per message, got ${show(uuids)}`);
+  for (const u of uuids) {
+    if (typeof u !== "string" || !/^[\w.:-]{1,100}$/.test(u)) throw new LetheInputError("appendMessages(opts.uuids)", `holds ${show(u)}: a uuid is 1–100 letters, digits, '-', '_', '.' or ':'`);
+  }
+  return uuids as string[];
+}

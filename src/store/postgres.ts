@@ -13,7 +13,7 @@ import { contentKey } from "../messages/key.ts";
 import type { Message } from "../messages/types.ts";
 import { TRANSCRIPT_VERSION, type TranscriptLine } from "../session/transcript-format.ts";
 import { StoreError, maskUrl } from "./errors.ts";
-import { checkConversationId } from "./ids.ts";
+import { checkConversationId, checkUuids } from "./ids.ts";
 import { checkUrl, ensureSchema, storeError, tables, type Queryable, type Tables } from "./postgres-schema.ts";
 import type { AppendResult, Conversation, ConversationInfo, ConversationStore, EngineSnapshot } from "./types.ts";
 
@@ -143,13 +143,14 @@ class PgConversation implements Conversation {
     return this.db.run(async () => Number((await this.db.query(`SELECT messages FROM ${this.t.conversations} WHERE cid = $1`, [this.cid]))[0]?.messages ?? 0));
   }
 
-  appendMessages(from: number, messages: readonly Message[]): Promise<AppendResult> {
+  appendMessages(from: number, messages: readonly Message[], opts?: { uuids?: readonly string[] }): Promise<AppendResult> {
     return this.db.run(async () => {
       if (!Number.isSafeInteger(from) || from < 0 || from > 2 ** 31 - 1) throw new LetheInputError("appendMessages(from)", `must be a whole number ≥ 0, got ${show(from)}`);
       checkHistory(messages, "appendMessages(messages)");
+      const uuids = checkUuids(opts, messages.length);
       if (from + messages.length > 2 ** 31 - 1) throw new LetheInputError("appendMessages(messages)", "would take the conversation past 2,147,483,647 messages");
       const ts = new Date().toISOString();
-      const bodies = messages.map((message, i) => toJson({ type: "message", uuid: randomUUID(), ts, seq: from + i, message }, `appendMessages(messages[${i}])`));
+      const bodies = messages.map((message, i) => toJson({ type: "message", uuid: uuids?.[i] ?? randomUUID(), ts, seq: from + i, message }, `appendMessages(messages[${i}])`));
       const keys = messages.map((m, i) => {
         const k = contentKey(m);
         if (k === undefined) throw new LetheInputError(`appendMessages(messages[${i}]).content`, "cannot be written as JSON");
@@ -314,8 +315,8 @@ class PgStore implements ConversationStore {
 
   list(): Promise<ConversationInfo[]> {
     return this.db.run(async () => {
-      const rows = await this.db.query(`SELECT id, messages, updated FROM ${this.db.t.conversations} ORDER BY updated DESC, cid DESC`);
-      return rows.map((r) => ({ id: r.id as string, messages: Number(r.messages), updated: (r.updated as Date).toISOString() }));
+      const rows = await this.db.query(`SELECT id, messages, updated, header->>'cwd' AS cwd FROM ${this.db.t.conversations} ORDER BY updated DESC, cid DESC`);
+      return rows.map((r) => ({ id: r.id as string, messages: Number(r.messages), ...(typeof r.cwd === "string" ? { cwd: r.cwd } : {}), updated: (r.updated as Date).toISOString() }));
     });
   }
 

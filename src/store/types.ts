@@ -54,8 +54,12 @@ export interface Conversation {
   readonly id: string;
   /** How many messages are recorded (the seq the next new message gets). */
   messageCount(): Promise<number>;
-  /** Records messages at seq from, from + 1, …: idempotently (see AppendResult). `from` past the end is an error. */
-  appendMessages(from: number, messages: readonly Message[]): Promise<AppendResult>;
+  /**
+   * Records messages at seq from, from + 1, …: idempotently (see AppendResult). `from` past the end
+   * is an error. `opts.uuids` names each message's transcript uuid (a writer that must name a
+   * message before the store answers, as boundaries and retractions do); new ones are made otherwise.
+   */
+  appendMessages(from: number, messages: readonly Message[], opts?: { uuids?: readonly string[] }): Promise<AppendResult>;
   /** Appends a boundary or an event to the transcript, after everything recorded so far. */
   appendEntry(entry: Omit<BoundaryEntry, "ts"> | Omit<EventEntry, "ts">): Promise<void>;
   /** The engine's state, or null when nothing was compacted yet. */
@@ -78,6 +82,8 @@ export interface Conversation {
 export interface ConversationInfo {
   id: string;
   messages: number;
+  /** The folder the conversation was started in (its header's cwd), when known. */
+  cwd?: string;
   /** ISO time of the last change. */
   updated: string;
 }

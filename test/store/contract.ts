@@ -75,6 +75,20 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
     assert.deepEqual((await other.list()).map((i) => [i.id, i.messages]), [["first", 2]]);
   });
 
+  it("a writer's uuids are kept (a boundary or a retraction can name the message); list() gives each conversation's cwd; bad uuids are refused", async ({ store }) => {
+    const c = await store.conversation("named", { cwd: "/work/named" });
+    await c.appendMessages(0, [msg(0), msg(1)], { uuids: ["u-0", "u-1"] });
+    // A retry under other uuids records nothing again, and the first uuids stay.
+    assert.deepEqual(await c.appendMessages(0, [msg(0), msg(1), msg(2)], { uuids: ["x-0", "x-1", "u-2"] }), { added: 1, existing: 2, rewritten: [] });
+    const uuids = (await c.lines()).filter((l) => l.type === "message").map((l) => (l as { uuid: string }).uuid);
+    assert.deepEqual(uuids, ["u-0", "u-1", "u-2"]);
+    assert.deepEqual((await store.list()).map((i) => [i.id, i.cwd]), [["named", "/work/named"]]);
+    await rejectsInput(c.appendMessages(3, [msg(3)], { uuids: [] }), "one uuid short");
+    await rejectsInput(c.appendMessages(3, [msg(3)], { uuids: ["bad uuid\n"] }), "a uuid with a space and a newline");
+    await rejectsInput(c.appendMessages(3, [msg(3)], { uuids: [7 as unknown as string] }), "a number");
+    assert.equal(await c.messageCount(), 3, "nothing was written by a refused call");
+  });
+
   it("appending the same turn again records nothing twice; an overlapping append adds only what is new", async ({ store }) => {
     const c = await store.conversation("retry");
     const all = Array.from({ length: 6 }, (_, i) => msg(i));

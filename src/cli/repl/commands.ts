@@ -2,7 +2,6 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { initPrompt } from "../../agent/instructions.ts";
-import { listSessions } from "../../session/paths.ts";
 import { errorLine, oneLine } from "../errors.ts";
 import { priceOf } from "../pricing.ts";
 import { contextChart, costReport, fmt, memoryReport, recentExchanges, sessionList } from "../render.ts";
@@ -26,9 +25,9 @@ type Command = (repl: Repl, arg: string) => void | boolean | Promise<void>;
 
 const exit: Command = () => false;
 
-const clear: Command = ({ out, session, view, print }) => {
+const clear: Command = async ({ out, session, view, print }) => {
   if (out.isTTY) out.write("\x1b[2J\x1b[3J\x1b[H");
-  session.clear();
+  await session.clear();
   view.resetNearWarning();
   print(`New session ${session.id}.`);
 };
@@ -43,10 +42,10 @@ const init: Command = async (repl) => {
 };
 
 /** Without an id: this workspace's sessions. With one: switch to that session. */
-const resume: Command = ({ cfg, s, session, view, print }, arg) => {
-  if (!arg) return print(sessionList(listSessions(cfg.workspace), session.id, s));
+const resume: Command = async ({ s, session, view, print }, arg) => {
   try {
-    session.switchTo(arg);
+    if (!arg) return print(sessionList(await session.sessions(), session.id, s));
+    await session.switchTo(arg);
     view.resetNearWarning();
     print(`Resumed session ${session.id} (${session.history.length} messages in context).`);
     const recent = recentExchanges(session.history, 3, s);

@@ -7,6 +7,7 @@ import { type InputFront, appendHistory, attachInput, completeCommand, fromHisto
 import { runCommand } from "./commands.ts";
 import type { Repl } from "./state.ts";
 import { runTurn } from "./turn.ts";
+import { errorLine } from "../errors.ts";
 
 /** The loop's own state, beside the REPL's. */
 interface Loop {
@@ -51,9 +52,14 @@ export function runInputLoop(repl: Repl, first: string, ready: () => void): Prom
         loop.closed = true;
         repl.spinner.stop();
         loop.front?.detach();
-        repl.session.close();
-        repl.rl.close();
-        resolveExit(code);
+        // On a store, what is still queued is written before the REPL exits.
+        void repl.session
+          .end()
+          .catch((e) => out.write(`${errorLine(e)}\n`))
+          .finally(() => {
+            repl.rl.close();
+            resolveExit(code);
+          });
       },
     };
     const rl = (repl.rl = createInterface({
