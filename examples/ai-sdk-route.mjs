@@ -53,6 +53,9 @@ export async function POST(req) {
     stopWhen: stepCountIs(5),
     prepareStep: lethe.prepareStep,
     onStepFinish: lethe.onStepFinish,
+    // What the replies taught lethe (the provider's token counts, when the last reply came) is
+    // stored for the next request's engine; on serverless, hand this to waitUntil instead.
+    onFinish: () => engine.flush(),
   });
   return result.toUIMessageStreamResponse();
 }

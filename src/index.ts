@@ -65,7 +65,7 @@ export { recall, type RecallOptions, type RecallResult } from "./session/recall.
 export { connectStore, type ConnectOptions } from "./store/connect.ts";
 export { createFilesStore } from "./store/files.ts";
 export { StoreError } from "./store/errors.ts";
-export type { ConversationStore, Conversation, ConversationInfo, EngineSnapshot, AppendResult } from "./store/types.ts";
+export type { ConversationStore, Conversation, ConversationInfo, EngineSnapshot, MeterState, AppendResult } from "./store/types.ts";
 
 // Models: the client interface and its errors, retries, the known-model table (no SDK behind them).
 export { ModelError, type ModelClient, type ModelRequest, type ModelResponse, type StreamEvent, type StopReason, type ToolDefinition, type ModelErrorKind, type ModelInfo } from "./model/types.ts";

@@ -125,8 +125,19 @@ export interface Engine {
   compact(history: readonly Message[], call?: PrepareCall & { focus?: string; kind?: Exclude<SummaryKind, "reactive"> }): Promise<RequestReady>;
   /** The provider refused the prompt as too long: shrink harder; the caller retries once. */
   recover(history: readonly Message[], error: ModelError, call?: PrepareCall): Promise<RequestReady>;
-  /** Report the provider's usage for the request just sent and the reply received. */
+  /**
+   * Report the provider's usage for the request just sent and the reply received. With a
+   * conversation store, what it teaches the meter (its correction, the reply's time) is written
+   * to the store in the background, for the next engine on the conversation: see flush().
+   */
   observe(sent: readonly Message[], reply: Message, usage: Usage, call?: PrepareCall): void;
+  /**
+   * With a conversation store: resolves once everything this engine queued is stored (what
+   * observe learned, tool results, boundaries); rejects with a write that failed since the last
+   * flush. A host whose process may stop after its response (serverless) awaits it, or hands it
+   * to its platform's waitUntil. Without a store it resolves at once.
+   */
+  flush(): Promise<void>;
   /**
    * The full text a layer moved out of the context for this tool_use id, when the store can read
    * it back (without a sessionDir results are kept in memory: a host's own recall tool reads them here).

@@ -22,7 +22,7 @@ import { recoverFrom } from "./recover.ts";
 import { createState, withEvents } from "./state.ts";
 import type { Message } from "../messages/types.ts";
 import { ensureFits, summarizeHistory } from "./summary.ts";
-import { flush, syncIn, syncOut } from "./stored.ts";
+import { flush, saveMeter, settle, syncIn, syncOut } from "./stored.ts";
 import { notOpen } from "./store-link.ts";
 import type { EngineState } from "./state.ts";
 
@@ -122,6 +122,13 @@ export function createEngine(opts: EngineOptions): Engine {
         return r;
       }),
 
-    observe: (sent, reply, usage, call = {}) => observeReply(s, sent, reply, usage, call),
+    observe: (sent, reply, usage, call = {}) => {
+      observeReply(s, sent, reply, usage, call);
+      if (s.link) saveMeter(s, s.link);
+    },
+
+    flush: async () => {
+      if (s.link) await settle(s.link);
+    },
   };
 }

@@ -32,6 +32,8 @@ export interface EngineState {
   readonly link: StoreLink | undefined;
   readonly counter: TokenCounter;
   readonly meter: ContextMeter;
+  /** The meter's correction per model (shared with it: a conversation store's is adopted here). */
+  readonly factors: Map<string, number>;
   readonly compactor: Compactor;
   /** A host that passes its own full history every time pays for what is new, not for the session. */
   readonly follower: Follower;
@@ -63,6 +65,7 @@ export function createState(opts: EngineOptions, resolved: CompactionConfig): En
   const archivePath = opts.sessionDir ? join(opts.sessionDir, "transcript.jsonl") : undefined;
   const collecting = new Set<CompactionEvent[]>();
   const link = isConversationStore(opts.store) ? createLink(opts.store, opts.conversationId!) : undefined;
+  const factors = new Map<string, number>();
   const state: EngineState = {
     opts,
     config,
@@ -72,7 +75,8 @@ export function createState(opts: EngineOptions, resolved: CompactionConfig): En
     transcript: opts.transcript ?? (link ? linkTranscript(link) : undefined),
     link,
     counter,
-    meter: createContextMeter({ counter, model: opts.model }),
+    meter: createContextMeter({ counter, model: opts.model, factors }),
+    factors,
     compactor: undefined as unknown as Compactor, // set below: it emits through the state
     follower: createFollower({ wholeHost: link !== undefined }),
     truncation: createTruncationDetector(),

@@ -18,6 +18,10 @@ export interface StoreLink {
   recorded: number;
   readonly results: Map<string, string>;
   readonly entries: (Omit<BoundaryEntry, "ts"> | Omit<EventEntry, "ts">)[];
+  /** The meter's writes after replies (observe is synchronous), in order; engine.flush() waits for them. */
+  writing: Promise<void> | undefined;
+  /** A write of the meter that failed, for engine.flush() to report. */
+  failed: unknown;
 }
 
 export function isConversationStore(v: unknown): v is ConversationStore {
@@ -25,7 +29,7 @@ export function isConversationStore(v: unknown): v is ConversationStore {
 }
 
 export function createLink(store: ConversationStore, id: string): StoreLink {
-  return { store, id, conversation: undefined, version: 0, recorded: 0, results: new Map(), entries: [] };
+  return { store, id, conversation: undefined, version: 0, recorded: 0, results: new Map(), entries: [], writing: undefined, failed: undefined };
 }
 
 export const notOpen = (): never => {

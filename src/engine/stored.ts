@@ -9,7 +9,7 @@
 // saved first, adopt its state instead.
 import { contentKey } from "../messages/key.ts";
 import type { Message } from "../messages/types.ts";
-import type { EngineSnapshot } from "../store/types.ts";
+import type { EngineSnapshot, MeterState } from "../store/types.ts";
 import type { StoreLink } from "./store-link.ts";
 import type { HostView } from "./follower.ts";
 import type { RequestReady } from "./contract.ts";
@@ -48,7 +48,8 @@ export async function syncIn(s: EngineState, link: StoreLink, input: readonly Me
     link.recorded = await link.conversation.messageCount();
   }
   const c = link.conversation;
-  const snap = await c.state();
+  const [snap, meter] = await Promise.all([c.state(), c.meter()]);
+  if (meter) adoptMeter(s, meter);
   if (snap && snap.version !== link.version) adopt(s, link, snap, s.follower.hostView(input));
   const view = s.follower.hostView(input);
   if (view.length > link.recorded) {
@@ -56,6 +57,36 @@ export async function syncIn(s: EngineState, link: StoreLink, input: readonly Me
     link.recorded = view.length;
   }
   return view;
+}
+
+const modelKey = (s: EngineState): string => s.opts.model ?? "default";
+
+/**
+ * What another engine learned from a later reply than ours: its correction (a fresh engine
+ * measures with it, not with the bare estimate) and when that reply came (micro's idle path must
+ * not take a warm cache for a cold one).
+ */
+function adoptMeter(s: EngineState, m: MeterState): void {
+  if (s.lastResponseAt !== undefined && m.lastResponseAt <= s.lastResponseAt) return;
+  s.lastResponseAt = m.lastResponseAt;
+  if (m.model === modelKey(s)) s.factors.set(m.model, m.factor);
+}
+
+/** After a reply (engine.observe): what the meter learned goes to the store, in order, in the background. */
+export function saveMeter(s: EngineState, link: StoreLink): void {
+  const c = link.conversation;
+  if (!c || s.lastResponseAt === undefined) return;
+  const m: MeterState = { model: modelKey(s), factor: s.meter.correction(), lastResponseAt: s.lastResponseAt };
+  link.writing = (link.writing ?? Promise.resolve()).then(() => c.saveMeter(m)).catch((e) => void (link.failed = e));
+}
+
+/** engine.flush(): everything queued is stored; a write that failed since the last flush is thrown. */
+export async function settle(link: StoreLink): Promise<void> {
+  await link.writing;
+  await flush(link);
+  const e = link.failed;
+  link.failed = undefined;
+  if (e !== undefined) throw e;
 }
 
 /** Writes what the call queued; saves a rewritten history as the new state. */

@@ -20,8 +20,8 @@ import { type SessionHeader, TORN_TAIL_EVENT, TRANSCRIPT_VERSION, type Transcrip
 import { resultFileName, writeFileAtomic } from "../session/tool-results.ts";
 import { StoreError } from "./errors.ts";
 import { withFileLock } from "./file-lock.ts";
-import { checkConversationId, checkUuids } from "./ids.ts";
-import type { AppendResult, Conversation, ConversationInfo, ConversationStore, EngineSnapshot } from "./types.ts";
+import { checkConversationId, checkMeter, checkUuids } from "./ids.ts";
+import type { AppendResult, Conversation, ConversationInfo, ConversationStore, EngineSnapshot, MeterState } from "./types.ts";
 
 /** Keys of this many newest messages are kept in the checkpoint (a retried turn compares against them). */
 const KEYS_KEPT = 256;
@@ -245,6 +245,24 @@ class FileConversation implements Conversation {
         throw fail(`cannot save the state of conversation ${JSON.stringify(this.id)}`, e);
       }
     });
+  }
+
+  async meter(): Promise<MeterState | null> {
+    try {
+      return checkMeter(readJson<unknown>(join(this.dir, "meter.json")));
+    } catch (e) {
+      if (e instanceof SyntaxError) return null; // a damaged measure is no measure
+      throw fail(`cannot read the meter of conversation ${JSON.stringify(this.id)}`, e);
+    }
+  }
+
+  async saveMeter(meter: MeterState): Promise<void> {
+    const m = checkMeter(meter, "saveMeter(meter)");
+    try {
+      writeFileAtomic(join(this.dir, "meter.json"), JSON.stringify(m));
+    } catch (e) {
+      throw fail(`cannot save the meter of conversation ${JSON.stringify(this.id)}`, e);
+    }
   }
 
   resultRef(toolUseId: string): string {

@@ -2,7 +2,7 @@
 // but bounded, so a database key stays indexable and a folder name stays short (files.ts hashes
 // what is not a plain name).
 import { LetheInputError, show } from "../messages/input.ts";
-import { MAX_CONVERSATION_ID } from "./types.ts";
+import { MAX_CONVERSATION_ID, type MeterState } from "./types.ts";
 
 /** Refuses an id that is not a string of 1–1,000 characters without NUL, in one line. */
 export function checkConversationId(id: unknown): asserts id is string {
@@ -25,4 +25,19 @@ export function checkUuids(opts: unknown, count: number): readonly string[] | un
     if (typeof u !== "string" || !/^[\w.:-]{1,100}$/.test(u)) throw new LetheInputError("appendMessages(opts.uuids)", `holds ${show(u)}: a uuid is 1–100 letters, digits, '-', '_', '.' or ':'`);
   }
   return uuids as string[];
+}
+
+/**
+ * A MeterState as a plain object of checked values. With `what`, a bad one is refused (a caller's
+ * argument); without, it is read as null (what a store held: a damaged measure is no measure).
+ */
+export function checkMeter(v: unknown, what?: string): MeterState | null {
+  const m = (typeof v === "object" && v !== null ? v : {}) as Record<string, unknown>;
+  const ok =
+    typeof m.model === "string" && m.model.length <= 1_000 &&
+    typeof m.factor === "number" && Number.isFinite(m.factor) && m.factor > 0 &&
+    typeof m.lastResponseAt === "number" && Number.isFinite(m.lastResponseAt) && m.lastResponseAt >= 0;
+  if (ok) return { model: m.model as string, factor: m.factor as number, lastResponseAt: m.lastResponseAt as number };
+  if (what === undefined) return null;
+  throw new LetheInputError(what, `must be { model: string, factor: a number > 0, lastResponseAt: ms since the epoch }, got ${show(v)}`);
 }

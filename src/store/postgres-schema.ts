@@ -13,7 +13,7 @@ import { LetheError } from "../errors.ts";
 import { StoreError } from "./errors.ts";
 
 /** The schema version this lethe writes and reads. */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 /** Table names, qualified with the store's schema when it has one (identifiers quoted by pg's escapeIdentifier). */
 export interface Tables {
@@ -62,6 +62,8 @@ function migrations(t: Tables): string[][] {
         content json NOT NULL,
         PRIMARY KEY (conversation, tool_sha256))`,
     ],
+    // 2: what engines learned from the replies (the meter's correction, the last reply's time).
+    [`ALTER TABLE ${t.conversations} ADD COLUMN IF NOT EXISTS meter json`],
   ];
 }
 

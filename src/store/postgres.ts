@@ -13,9 +13,9 @@ import { contentKey } from "../messages/key.ts";
 import type { Message } from "../messages/types.ts";
 import { TRANSCRIPT_VERSION, type TranscriptLine } from "../session/transcript-format.ts";
 import { StoreError, maskUrl } from "./errors.ts";
-import { checkConversationId, checkUuids } from "./ids.ts";
+import { checkConversationId, checkMeter, checkUuids } from "./ids.ts";
 import { checkUrl, ensureSchema, storeError, tables, type Queryable, type Tables } from "./postgres-schema.ts";
-import type { AppendResult, Conversation, ConversationInfo, ConversationStore, EngineSnapshot } from "./types.ts";
+import type { AppendResult, Conversation, ConversationInfo, ConversationStore, EngineSnapshot, MeterState } from "./types.ts";
 
 export interface PostgresStoreOptions {
   /** How long to wait for a connection (ms); default 10 s. */
@@ -220,6 +220,17 @@ class PgConversation implements Conversation {
 
   state(): Promise<EngineSnapshot | null> {
     return this.db.run(async () => ((await this.db.query(`SELECT state FROM ${this.t.conversations} WHERE cid = $1`, [this.cid]))[0]?.state as EngineSnapshot | null | undefined) ?? null);
+  }
+
+  meter(): Promise<MeterState | null> {
+    return this.db.run(async () => checkMeter((await this.db.query(`SELECT meter FROM ${this.t.conversations} WHERE cid = $1`, [this.cid]))[0]?.meter));
+  }
+
+  saveMeter(meter: MeterState): Promise<void> {
+    return this.db.run(async () => {
+      const m = checkMeter(meter, "saveMeter(meter)");
+      await this.db.query(`UPDATE ${this.t.conversations} SET meter = $2::json WHERE cid = $1`, [this.cid, JSON.stringify(m)]);
+    });
   }
 
   saveState(expected: number, next: Omit<EngineSnapshot, "version" | "saved">): Promise<{ saved: boolean; state: EngineSnapshot }> {

@@ -36,6 +36,21 @@ export interface EngineSnapshot {
   saved: string;
 }
 
+/**
+ * What engines learned from the provider's replies on this conversation: how the provider's token
+ * counts compare with lethe's estimate (the meter's correction), and when the last reply arrived
+ * (micro's cold-cache path). Written after every reply, last writer wins: it is a measure, not a
+ * history, so it is kept apart from the versioned EngineSnapshot.
+ */
+export interface MeterState {
+  /** The model the correction was learned on (another model's is not used). */
+  model: string;
+  /** Provider tokens per estimated token (an average over the replies). */
+  factor: number;
+  /** When the last reply arrived (ms since the epoch). */
+  lastResponseAt: number;
+}
+
 /** What appendMessages did. */
 export interface AppendResult {
   /** Messages newly recorded. */
@@ -69,6 +84,10 @@ export interface Conversation {
    * Otherwise nothing is written and the stored state (the winner's) comes back with saved false.
    */
   saveState(expected: number, next: Omit<EngineSnapshot, "version" | "saved">): Promise<{ saved: boolean; state: EngineSnapshot }>;
+  /** What engines learned from the replies so far, or null before the first. */
+  meter(): Promise<MeterState | null>;
+  /** Replaces it (last writer wins). */
+  saveMeter(meter: MeterState): Promise<void>;
   /** Keeps a tool result's full text; returns the reference markers name (a path, or a store URL). */
   saveResult(toolUseId: string, text: string): Promise<string>;
   /** The reference saveResult gives for this id (known before it is saved: layers need it synchronously). */

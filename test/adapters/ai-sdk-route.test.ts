@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { readUIMessageStream, type UIMessage, type UIMessageChunk } from "ai";
@@ -95,6 +95,10 @@ test("examples/ai-sdk-route.mjs: 40 stateless requests with the whole conversati
     assert.deepEqual(recorded.map((e) => e.seq), recorded.map((_, i) => i), "each message once, in order");
     const typed = recorded.filter((e) => JSON.stringify(e.message).includes("Question "));
     assert.equal(typed.length, TURNS, "every question recorded once");
+    // What the replies taught the meter is stored for the next request's engine (the route flushes it in onFinish).
+    const meter = JSON.parse(readFileSync(join(env.LETHE_STORE, "chat-1", "meter.json"), "utf8")) as { factor: number; lastResponseAt: number };
+    assert.ok(meter.factor > 0.5 && meter.factor < 2, `a correction learned from the fake's counts (${meter.factor})`);
+    assert.ok(Date.now() - meter.lastResponseAt < 120_000, "the last reply's time");
     assert.equal(entries.filter((e) => e.type === "boundary" && (e as { kind?: string }).kind === "summarize").length, summaries, JSON.stringify(entries.filter((e) => e.type !== "message").map((e) => [e.type, (e as { kind?: string; name?: string }).kind ?? (e as { name?: string }).name])));
   } finally {
     route.child.kill("SIGKILL");

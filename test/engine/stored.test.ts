@@ -139,3 +139,62 @@ test("loadStored: a fresh engine on the conversation reads back a tool result an
     rmSync(root, { recursive: true, force: true });
   }
 });
+
+test("what a reply taught the meter is in the store: a fresh engine measures with the provider's correction and knows when the last reply came (micro's idle path), and a later reply elsewhere wins over an older one here", async () => {
+  const root = mkdtempSync(join(tmpdir(), "lethe-meter-"));
+  try {
+    const store = await connectStore(join(root, "store"));
+    const t0 = 1_800_000_000_000;
+    const opts = (now: number, config: object = { micro: { enabled: false }, snip: { enabled: false } }) => ({ ...WINDOW, model: "claude-x", summarizerMode: "digest" as const, config, now: () => now, store, conversationId: "metered" });
+    const host: Message[] = [user("fix the bug")];
+    for (let k = 0; k < 6; k++) host.push(...turn(k * 2 + 1));
+    const a = createEngine(opts(t0));
+    const sent = (await a.beforeRequest(JSON.parse(JSON.stringify(host)))).history;
+    const estimate = a.counter.messages(sent);
+    // The provider counts 40% more than lethe's estimate (another tokenizer).
+    a.observe(sent, { role: "assistant", content: [{ type: "text", text: "ok" }] }, { input_tokens: Math.round(estimate * 1.4), output_tokens: 5 });
+    await a.flush();
+    const saved = await (await store.conversation("metered")).meter();
+    assert.equal(saved?.lastResponseAt, t0);
+    assert.ok(Math.abs(saved!.factor - 1.4) < 0.01, `factor ${saved?.factor}`);
+
+    // A fresh engine: the history grows to where the estimate is under the threshold but the provider's count is over it.
+    const small = (k: number): Message[] => [calls(["bash", { command: `step ${k}` }, `toolu_s${k}`]), results([`toolu_s${k}`, `line ${k} `.repeat(60)])];
+    while (a.counter.messages(host) * 1.4 < a.threshold * 1.05) host.push(...small(host.length));
+    assert.ok(a.counter.messages(host) < a.threshold, "the bare estimate is under the threshold");
+    const b = createEngine(opts(t0 + 60_000));
+    const r = await b.beforeRequest(JSON.parse(JSON.stringify(host)));
+    assert.ok(Math.abs(b.meter.correction() - 1.4) < 0.01, `the store's correction is adopted (${b.meter.correction()})`);
+    assert.ok(r.events.some((e) => e.kind === "summarize"), "measured with the correction, the history is over the threshold: summarised");
+
+    // Micro's idle path: ten minutes after the stored reply, a fresh engine knows the cache is cold.
+    const isIdle = (e: { kind: string; trigger?: string }) => e.kind === "micro" && e.trigger === "idle";
+    const micro = { micro: { enabled: true, idleClearMs: 5 * 60_000, keepRecent: 1, minResultTokens: 100_000 }, snip: { enabled: false } };
+    const short: Message[] = [user("look at the logs"), ...turn(1), ...turn(3), ...turn(5), { role: "assistant", content: [{ type: "text", text: "read them" }] }, user("and now?")];
+    const idleRun = await createEngine({ ...opts(t0 + 10 * 60_000, micro), conversationId: "never-answered" }).beforeRequest(short);
+    assert.ok(!idleRun.events.some(isIdle), "no reply on record in this conversation: not idle");
+    const c = createEngine({ ...opts(t0, micro), conversationId: "idle" });
+    const sentC = (await c.beforeRequest(short)).history;
+    c.observe(sentC, { role: "assistant", content: [{ type: "text", text: "ok" }] }, { input_tokens: c.counter.messages(sentC), output_tokens: 1 });
+    await c.flush();
+    const late = await createEngine({ ...opts(t0 + 10 * 60_000, micro), conversationId: "idle" }).beforeRequest(JSON.parse(JSON.stringify(short)));
+    assert.ok(late.events.some(isIdle), "ten minutes after the stored reply: the idle path clears old results");
+
+    // A long-lived engine that last saw a reply at t0, while another engine saw one at t0 + 9 min:
+    // at t0 + 10 min the store's later reply wins, and the cache is warm.
+    let clock = t0;
+    const first = createEngine({ ...opts(t0, micro), now: () => clock, conversationId: "warm" });
+    const sentF = (await first.beforeRequest(short)).history;
+    first.observe(sentF, { role: "assistant", content: [{ type: "text", text: "ok" }] }, { input_tokens: first.counter.messages(sentF), output_tokens: 1 });
+    await first.flush();
+    const other = createEngine({ ...opts(t0 + 9 * 60_000, micro), conversationId: "warm" });
+    const sentO = (await other.beforeRequest(short)).history;
+    other.observe(sentO, { role: "assistant", content: [{ type: "text", text: "ok" }] }, { input_tokens: other.counter.messages(sentO), output_tokens: 1 });
+    await other.flush();
+    clock = t0 + 10 * 60_000;
+    const warm = await first.beforeRequest(short);
+    assert.ok(!warm.events.some(isIdle), "a reply 1 minute ago elsewhere: the cache is warm");
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});

@@ -89,6 +89,20 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
     assert.equal(await c.messageCount(), 3, "nothing was written by a refused call");
   });
 
+  it("the meter: null before the first reply, then the last one saved, from any instance; a bad one is refused", async ({ store, reopen }) => {
+    const c = await store.conversation("measured");
+    assert.equal(await c.meter(), null);
+    await c.saveMeter({ model: "claude-x", factor: 1.18, lastResponseAt: 1_700_000_000_000 });
+    const other = await (await reopen()).conversation("measured");
+    assert.deepEqual(await other.meter(), { model: "claude-x", factor: 1.18, lastResponseAt: 1_700_000_000_000 });
+    await other.saveMeter({ model: "claude-x", factor: 1.2, lastResponseAt: 1_700_000_001_000 });
+    assert.deepEqual(await c.meter(), { model: "claude-x", factor: 1.2, lastResponseAt: 1_700_000_001_000 });
+    for (const bad of [null, { model: "m", factor: 0, lastResponseAt: 1 }, { model: "m", factor: Number.NaN, lastResponseAt: 1 }, { model: 3, factor: 1, lastResponseAt: 1 }]) {
+      await rejectsInput(c.saveMeter(bad as never), `saveMeter(${JSON.stringify(bad)})`);
+    }
+    assert.equal((await c.meter())?.factor, 1.2, "a refused one changed nothing");
+  });
+
   it("appending the same turn again records nothing twice; an overlapping append adds only what is new", async ({ store }) => {
     const c = await store.conversation("retry");
     const all = Array.from({ length: 6 }, (_, i) => msg(i));

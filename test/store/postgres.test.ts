@@ -11,6 +11,7 @@ import { Client } from "pg";
 import { startPostgres, type PgCluster } from "../../scripts/pg-cluster.ts";
 import { maskUrl } from "../../src/store/errors.ts";
 import { createPostgresStore } from "../../src/store/postgres.ts";
+import { SCHEMA_VERSION } from "../../src/store/postgres-schema.ts";
 import type { ConversationStore } from "../../src/store/types.ts";
 import type { Message } from "../../src/messages/types.ts";
 import { msg, rejectsInput, storeContract, type OpenedStore } from "./contract.ts";
@@ -81,7 +82,7 @@ test("schema: 6 stores starting at the same moment against an empty database cre
       await Promise.all(convs.map((c) => c.appendMessages(0, [msg(0)])));
       assert.equal(await convs[5]!.messageCount(), 1);
       const ns = schema ?? "public";
-      assert.deepEqual(await admin(`SELECT version FROM ${ns}.lethe_schema`, [], url), [{ version: 1 }]);
+      assert.deepEqual(await admin(`SELECT version FROM ${ns}.lethe_schema`, [], url), [{ version: SCHEMA_VERSION }]);
       // One transaction made the tables and wrote the version, and nothing rewrote it since.
       const [once] = await admin<{ same: boolean }>(`SELECT (SELECT xmin FROM ${ns}.lethe_schema)::text = (SELECT xmin FROM pg_class WHERE oid = '${ns}.lethe_entries'::regclass)::text AS same`, [], url);
       assert.equal(once?.same, true);
@@ -98,9 +99,31 @@ test("schema: a store at a newer version is refused in one line (store_schema), 
   await admin("CREATE SCHEMA future; CREATE TABLE future.lethe_schema (version int NOT NULL); INSERT INTO future.lethe_schema VALUES (99)");
   await rejectsStore(() => createPostgresStore(cluster.url, { schema: "future" }), "store_schema");
   await assert.rejects(createPostgresStore(cluster.url, { schema: "future" }), {
-    message: `lethe: the store at ${maskUrl(cluster.url)} has schema version 99, newer than this lethe (1): upgrade lethe`,
+    message: `lethe: the store at ${maskUrl(cluster.url)} has schema version 99, newer than this lethe (${SCHEMA_VERSION}): upgrade lethe`,
   });
   assert.deepEqual(await admin("SELECT table_name FROM information_schema.tables WHERE table_schema = 'future'"), [{ table_name: "lethe_schema" }]);
+});
+
+test("schema: a store written by the first version (no meter column) is migrated once on open, and keeps what it held", async () => {
+  const first = await createPostgresStore(cluster.url, { schema: "v1" });
+  try {
+    await (await first.conversation("old")).appendMessages(0, [msg(0), msg(1)]);
+  } finally {
+    await first.close();
+  }
+  // Back to what version 1 made.
+  await admin("ALTER TABLE v1.lethe_conversations DROP COLUMN meter; UPDATE v1.lethe_schema SET version = 1");
+  const stores = await Promise.all(Array.from({ length: 4 }, () => createPostgresStore(cluster.url, { schema: "v1" })));
+  try {
+    assert.deepEqual(await admin("SELECT version FROM v1.lethe_schema"), [{ version: SCHEMA_VERSION }]);
+    const c = await stores[0]!.conversation("old");
+    assert.equal(await c.messageCount(), 2);
+    assert.equal(await c.meter(), null);
+    await c.saveMeter({ model: "m", factor: 1.25, lastResponseAt: 1_000 });
+    assert.deepEqual(await (await stores[3]!.conversation("old")).meter(), { model: "m", factor: 1.25, lastResponseAt: 1_000 });
+  } finally {
+    await Promise.all(stores.map((x) => x.close()));
+  }
 });
 
 test("a wrong password: store_auth within a few seconds", async () => {
