@@ -79,6 +79,12 @@ export interface BudgetEvent {
 }
 
 /** The snip layer dropped the middle of the history. */
+/** The file ledger as data: every file read and modified up to a compaction, unbounded (the context carries a capped rendering). */
+export interface LedgerList {
+  read: string[];
+  modified: string[];
+}
+
 export interface SnipEvent {
   kind: "snip";
   /** Messages removed from the middle of the history. */
@@ -89,6 +95,8 @@ export interface SnipEvent {
   messagesBefore: number;
   messagesAfter: number;
   freedTokens: number;
+  /** The ledger of what was snipped and carried before (the note carries it capped). */
+  ledger?: LedgerList;
 }
 
 /** One tool result micro cleared. */
@@ -126,6 +134,8 @@ export interface SummarizeEvent {
   userMessagesKept: number;
   /** Messages left out of the summary request because it was itself too long. */
   droppedForOverflow: number;
+  /** The ledger of the summarised history, whole (the rebuilt history carries it capped). */
+  ledger?: LedgerList;
   focus?: string;
   /** A reactive recovery from a byte limit (413): the history's JSON size, and attachments taken out. */
   bytesBefore?: number;

@@ -25,5 +25,7 @@ export function logLayer(s: EngineState, e: BudgetEvent | SnipEvent | MicroEvent
   const what = before && after ? boundaryDetails(before, after, uuidOf) : {};
   const tailFrom = e.kind === "snip" && before && after ? uuidOf?.(before[e.to]!) : undefined;
   const resume = tailFrom !== undefined && e.kind === "snip" ? { head: after!.slice(0, e.from), tail_from: tailFrom } : {};
-  t.appendBoundary({ kind: e.kind, tokens_before: counted.tokens_before, tokens_after: counted.tokens_after, details: { ...e }, ...what, ...resume });
+  // Snips are frequent: the whole ledger goes on summaries' boundaries and in the engine's state, not on each snip's.
+  const { ledger: _ledger, ...details } = e as SnipEvent;
+  t.appendBoundary({ kind: e.kind, tokens_before: counted.tokens_before, tokens_after: counted.tokens_after, details, ...what, ...resume });
 }

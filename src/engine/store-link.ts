@@ -3,7 +3,7 @@
 // them (stored.ts). Kept apart from stored.ts so the engine's state can hold a link without
 // importing the engine's calls.
 import { LetheInputError } from "../messages/input.ts";
-import type { ToolResultStore } from "../compaction/types.ts";
+import type { LedgerList, ToolResultStore } from "../compaction/types.ts";
 import type { BoundaryEntry, EventEntry, MessageEntry } from "../session/transcript-format.ts";
 import type { TranscriptWriter } from "../session/transcript.ts";
 import type { Conversation, ConversationStore } from "../store/types.ts";
@@ -22,6 +22,8 @@ export interface StoreLink {
   writing: Promise<void> | undefined;
   /** A write of the meter that failed, for engine.flush() to report. */
   failed: unknown;
+  /** The ledger of the state this engine works from (saved again with a state that has none of its own). */
+  ledger: LedgerList | undefined;
 }
 
 export function isConversationStore(v: unknown): v is ConversationStore {
@@ -29,7 +31,7 @@ export function isConversationStore(v: unknown): v is ConversationStore {
 }
 
 export function createLink(store: ConversationStore, id: string): StoreLink {
-  return { store, id, conversation: undefined, version: 0, recorded: 0, results: new Map(), entries: [], writing: undefined, failed: undefined };
+  return { store, id, conversation: undefined, version: 0, recorded: 0, results: new Map(), entries: [], writing: undefined, failed: undefined, ledger: undefined };
 }
 
 export const notOpen = (): never => {

@@ -7,6 +7,7 @@
 // synchronous; the store is not), and when a layer rewrote the history (a summary, a snip,
 // cleared results), save that as the new state with a compare-and-set: when another process
 // saved first, adopt its state instead.
+import type { LedgerList } from "../compaction/types.ts";
 import { contentKey } from "../messages/key.ts";
 import type { Message } from "../messages/types.ts";
 import type { EngineSnapshot, MeterState } from "../store/types.ts";
@@ -30,6 +31,7 @@ function covers(snap: EngineSnapshot, input: HostView): boolean {
 
 function adopt(s: EngineState, link: StoreLink, snap: EngineSnapshot, input: HostView): void {
   link.version = snap.version;
+  link.ledger = snap.ledger;
   if (snap.window && snap.window.contextWindow < s.window.contextWindow) {
     learnWindow(s, snap.window.contextWindow, "limit_error", `an engine on this conversation learned the server's context is ${snap.window.contextWindow.toLocaleString("en-US")} tokens`);
   }
@@ -94,7 +96,10 @@ export async function syncOut(s: EngineState, link: StoreLink, input: HostView, 
   const c = link.conversation!;
   await flush(link);
   if (!rebuilt) return r;
-  const next = { covers: input.length, headKeys: keysOf(input.slice(0, KEYS)), coverKeys: keysOf(input.slice(Math.max(0, input.length - KEYS))), rebuilt: r.history, window: { ...s.window } };
+  // The ledger as data: the newest compaction's that reports one (a summary, a snip), else the one before.
+  const ledger = r.events.reduce<LedgerList | undefined>((l, e) => ("ledger" in e && e.ledger ? e.ledger : l), link.ledger);
+  link.ledger = ledger;
+  const next = { covers: input.length, headKeys: keysOf(input.slice(0, KEYS)), coverKeys: keysOf(input.slice(Math.max(0, input.length - KEYS))), rebuilt: r.history, window: { ...s.window }, ...(ledger ? { ledger } : {}) };
   const saved = await c.saveState(link.version, next);
   link.version = saved.state.version;
   if (saved.saved) return r;

@@ -11,6 +11,7 @@
 //   state      the engine's compacted state (EngineSnapshot), written with a compare-and-set on
 //              its version, so when two processes compact at once the loser adopts the winner's.
 import type { Message } from "../messages/types.ts";
+import type { LedgerList } from "../compaction/types.ts";
 import type { BoundaryEntry, EventEntry, TranscriptLine } from "../session/transcript-format.ts";
 
 /**
@@ -32,6 +33,8 @@ export interface EngineSnapshot {
   rebuilt: Message[];
   /** A smaller window the server revealed (a learned window stays learned). */
   window?: { contextWindow: number; maxOutputTokens: number };
+  /** Every file read and modified in what the compactions took out of the context, whole (`rebuilt` carries it capped, as text for the model). */
+  ledger?: LedgerList;
   /** ISO time the state was saved. */
   saved: string;
 }

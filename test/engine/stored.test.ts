@@ -10,6 +10,7 @@ import { createEngine } from "../../src/engine/index.ts";
 import type { Message } from "../../src/messages/types.ts";
 import { validate } from "../../src/messages/invariants.ts";
 import { connectStore } from "../../src/store/connect.ts";
+import { parseLedger } from "../../src/compaction/state/ledger.ts";
 import { calls, results, user } from "../support/build.ts";
 
 const WINDOW = { contextWindow: 16_000, maxOutputTokens: 2_000 };
@@ -194,6 +195,30 @@ test("what a reply taught the meter is in the store: a fresh engine measures wit
     clock = t0 + 10 * 60_000;
     const warm = await first.beforeRequest(short);
     assert.ok(!warm.events.some(isIdle), "a reply 1 minute ago elsewhere: the cache is warm");
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test("the file ledger is data: a summary's boundary and the stored state list every file read and modified, whole, while the context carries it capped", async () => {
+  const root = mkdtempSync(join(tmpdir(), "lethe-ledger-"));
+  try {
+    const store = await connectStore(join(root, "store"));
+    const host: Message[] = [user("read the whole tree")];
+    const files = Array.from({ length: 400 }, (_, i) => `src/module-${String(i).padStart(3, "0")}/implementation-of-the-feature.ts`);
+    for (const [i, f] of files.entries()) host.push(calls(["Read", { file_path: f }, `toolu_r${i}`]), results([`toolu_r${i}`, `contents of ${f}\n`.repeat(40)]));
+    host.push(calls(["Edit", { file_path: "src/app.ts", old_string: "a", new_string: "b" }, "toolu_edit"]), results(["toolu_edit", "edited"]));
+    host.push({ role: "assistant", content: [{ type: "text", text: "read them all" }] }, user("now summarise"));
+    const engine = createEngine({ contextWindow: 64_000, maxOutputTokens: 8_000, summarizerMode: "digest", config: { snip: { enabled: false }, micro: { enabled: false } }, store, conversationId: "tree" });
+    const r = await engine.compact(JSON.parse(JSON.stringify(host)), { kind: "manual" });
+    assert.ok(r.events.some((e) => e.kind === "manual"), "summarised");
+    const c = await store.conversation("tree");
+    const boundary = (await c.lines()).find((l) => l.type === "boundary" && l.kind === "manual") as { details: { ledger?: { read: string[]; modified: string[] } } } | undefined;
+    assert.deepEqual(boundary?.details.ledger?.read, files, "the boundary lists every file read, in order");
+    assert.deepEqual(boundary?.details.ledger?.modified, ["src/app.ts"]);
+    assert.deepEqual((await c.state())?.ledger, boundary?.details.ledger, "and so does the stored state");
+    const carried = parseLedger(JSON.parse(JSON.stringify(r.history[0]!.content)).map((b: { text?: string }) => b.text ?? "").join("\n"));
+    assert.ok(carried.read.size > 0 && carried.read.size < files.length, `the context carries the ledger capped (${carried.read.size} of ${files.length} reads), the record is whole`);
   } finally {
     rmSync(root, { recursive: true, force: true });
   }

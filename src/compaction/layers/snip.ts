@@ -115,6 +115,7 @@ export function snip(history: readonly Message[], ctx: LayerContext): LayerResul
       messagesBefore: history.length,
       messagesAfter: out.length,
       freedTokens: freed,
+      ledger: { read: [...ledger.read], modified: [...ledger.modified] },
     },
   };
 }

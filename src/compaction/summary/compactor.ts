@@ -228,6 +228,7 @@ export function createCompactor(opts: CompactorOptions) {
         restoredFiles: built.restored,
         userMessagesKept: built.userMessagesKept,
         droppedForOverflow: dropped,
+        ledger: { read: [...built.ledger.read], modified: [...built.ledger.modified] },
         ...(instructions ? { focus: instructions } : {}),
       };
       emit(event);
