@@ -28,6 +28,20 @@ export interface PgCluster {
   dir: string;
   /** Immediate shutdown (no checkpoint: nothing is kept), then the folder is removed. Idempotent. */
   stop(): Promise<void>;
+  /** Runs one statement as the superuser, on its own connection (to `url`, default the cluster's database); its rows. */
+  query<T = Record<string, unknown>>(sql: string, params?: unknown[], url?: string): Promise<T[]>;
+  /** Creates an empty database; its URL. */
+  createDatabase(name: string): Promise<string>;
+}
+
+async function queryAt<T>(url: string, sql: string, params: unknown[] = []): Promise<T[]> {
+  const c = new Client({ connectionString: url });
+  await c.connect();
+  try {
+    return (await c.query(sql, params)).rows as T[];
+  } finally {
+    await c.end();
+  }
 }
 
 export interface StartOptions {
@@ -354,8 +368,15 @@ export async function startPostgres(opts: StartOptions = {}): Promise<PgCluster>
       log(`postgres: listening on ${HOST}:${port}, ready in ${ms(t2)} (${ms(t0)} in all)`);
 
       let stopping: Promise<void> | undefined;
+      const url = `postgresql://${USER}:${encodeURIComponent(password)}@${HOST}:${port}/${DATABASE}`;
       return {
-        url: `postgresql://${USER}:${encodeURIComponent(password)}@${HOST}:${port}/${DATABASE}`,
+        url,
+        query: (sql, params, at = url) => queryAt(at, sql, params),
+        async createDatabase(name) {
+          if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw new Error(`not a plain database name: ${JSON.stringify(name)}`);
+          await queryAt(url, `CREATE DATABASE ${name}`);
+          return url.replace(/\/[^/]*$/, `/${name}`);
+        },
         host: HOST,
         port,
         database: DATABASE,

@@ -10,7 +10,6 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type AddressInfo, type Socket, connect, createServer } from "node:net";
-import { Client } from "pg";
 import { startPostgres, type PgCluster } from "../../scripts/pg-cluster.ts";
 import { connectStore } from "../../src/store/connect.ts";
 import type { Step } from "../support/fakes/common.ts";
@@ -76,13 +75,7 @@ for (const kind of ["files", "postgres"] as const) {
     const a = makeWorkspace();
     const b = makeWorkspace();
     const folder = mkdtempSync(join(tmpdir(), "lethe-store-"));
-    const store = kind === "files" ? folder : cluster.url.replace(/\/[^/]*$/, `/cli_${process.pid}`);
-    if (kind === "postgres") {
-      const c = new Client({ connectionString: cluster.url });
-      await c.connect();
-      await c.query(`CREATE DATABASE cli_${process.pid}`);
-      await c.end();
-    }
+    const store = kind === "files" ? folder : await cluster.createDatabase(`cli_${process.pid}`);
     const fake = await startFake("anthropic", { script: script(), contextWindow: 16_000 });
     try {
       const common = [...providerArgs("anthropic", fake), "--context-window", "16000", "--max-output-tokens", "2000", "--yes"];
@@ -159,13 +152,8 @@ for (const kind of ["files", "postgres"] as const) {
     // PostgreSQL behind a slow link (each write 300 ms late): a message still on its way to the
     // store when the request went out would be lost by the kill.
     const link = kind === "postgres" ? await slowLink(cluster.port, 300) : undefined;
+    if (kind === "postgres") await cluster.createDatabase(db);
     const store = kind === "files" ? folder : `postgres://${cluster.user}:${cluster.password}@127.0.0.1:${link!.port}/${db}`;
-    if (kind === "postgres") {
-      const c = new Client({ connectionString: cluster.url });
-      await c.connect();
-      await c.query(`CREATE DATABASE ${db}`);
-      await c.end();
-    }
     let n = 0;
     const fake = await startFake("anthropic", {
       script: (body: any): Step => (lastTextIs(body, "go on") ? { text: "went on" } : { toolUses: [{ name: "bash", input: { command: `echo step ${++n}` } }] }),

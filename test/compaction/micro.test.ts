@@ -94,3 +94,32 @@ test("with the transcript holding the history, micro writes nothing and points a
   assert.equal(ctx.store.files.size, 0);
   assert.match(contentOf(r.history[2]) as string, /recall "t0" to read the original from the session transcript/);
 });
+
+test("micro remembers what it stored: the same history again, as new objects (a host that deserialises it each call), saves nothing again; a changed result is saved anew", () => {
+  const h = bashSession(10, 20_000);
+  const ctx = { ...context(), cleared: new Map<string, { digest: string; path: string }>() };
+  let saves = 0;
+  const save = ctx.store.save.bind(ctx.store);
+  ctx.store.save = (id, text) => (saves++, save(id, text));
+  const first = micro(h, ctx);
+  const n = first.event!.cleared.length;
+  assert.ok(n >= 5 && saves === n, `${saves} saves for ${n} cleared`);
+  for (let k = 0; k < 5; k++) {
+    const again = micro(structuredClone(h), ctx);
+    assert.deepEqual(again.history, first.history, "the same output");
+  }
+  assert.equal(saves, n, "no result written twice");
+  // The first cleared result's text changes under the same id: that one is saved again.
+  const changed = structuredClone(h);
+  (changed[2]!.content as { content: string }[])[0]!.content += " (changed)";
+  micro(changed, ctx);
+  assert.equal(saves, n + 1);
+  // Without the memory (the layer alone), every call writes them all again: what the memory saves.
+  const bare = context();
+  let bareSaves = 0;
+  const bareSave = bare.store.save.bind(bare.store);
+  bare.store.save = (id, text) => (bareSaves++, bareSave(id, text));
+  micro(h, bare);
+  micro(structuredClone(h), bare);
+  assert.equal(bareSaves, 2 * n);
+});

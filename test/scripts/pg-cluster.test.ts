@@ -20,16 +20,6 @@ function listening(port: number): Promise<boolean> {
   });
 }
 
-async function query<T>(url: string, sql: string, params: unknown[] = []): Promise<T[]> {
-  const c = new Client({ connectionString: url });
-  await c.connect();
-  try {
-    return (await c.query(sql, params)).rows as T[];
-  } finally {
-    await c.end();
-  }
-}
-
 async function pgError(config: ConstructorParameters<typeof Client>[0]): Promise<{ code?: string; message: string }> {
   const c = new Client(config);
   try {
@@ -89,19 +79,19 @@ test("two clusters at once: each its own port, folder, password and data; passwo
 
     // A table, a row written and read back, in each cluster separately.
     for (const [c, body] of [[a, "from a"], [b, "from b"]] as const) {
-      await query(c.url, "CREATE TABLE note (id integer PRIMARY KEY, body text NOT NULL, at timestamptz NOT NULL DEFAULT now())");
-      await query(c.url, "INSERT INTO note (id, body) VALUES ($1, $2)", [1, body]);
+      await c.query("CREATE TABLE note (id integer PRIMARY KEY, body text NOT NULL, at timestamptz NOT NULL DEFAULT now())");
+      await c.query("INSERT INTO note (id, body) VALUES ($1, $2)", [1, body]);
     }
-    assert.deepEqual(await query(a.url, "SELECT id, body FROM note"), [{ id: 1, body: "from a" }]);
-    assert.deepEqual(await query(b.url, "SELECT id, body FROM note"), [{ id: 1, body: "from b" }]);
+    assert.deepEqual(await a.query("SELECT id, body FROM note"), [{ id: 1, body: "from a" }]);
+    assert.deepEqual(await b.query("SELECT id, body FROM note"), [{ id: 1, body: "from b" }]);
 
-    const [who] = await query<Record<string, string | boolean>>(a.url, "SELECT current_user AS user, current_database() AS db, (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) AS super");
+    const [who] = await a.query<Record<string, string | boolean>>("SELECT current_user AS user, current_database() AS db, (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) AS super");
     assert.deepEqual(who, { user: "lethe", db: "lethe", super: true });
     const settings = Object.fromEntries(
-      (await query<{ name: string; setting: string }>(a.url, "SELECT name, setting FROM pg_settings WHERE name = ANY($1)", [["listen_addresses", "fsync", "synchronous_commit", "full_page_writes", "max_connections", "password_encryption"]])).map((r) => [r.name, r.setting]),
+      (await a.query<{ name: string; setting: string }>("SELECT name, setting FROM pg_settings WHERE name = ANY($1)", [["listen_addresses", "fsync", "synchronous_commit", "full_page_writes", "max_connections", "password_encryption"]])).map((r) => [r.name, r.setting]),
     );
     assert.deepEqual(settings, { listen_addresses: "127.0.0.1", fsync: "off", synchronous_commit: "off", full_page_writes: "off", max_connections: "100", password_encryption: "scram-sha-256" });
-    const [hba] = await query<{ n: string }>(a.url, "SELECT count(*) AS n FROM pg_hba_file_rules WHERE auth_method NOT IN ('scram-sha-256')");
+    const [hba] = await a.query<{ n: string }>("SELECT count(*) AS n FROM pg_hba_file_rules WHERE auth_method NOT IN ('scram-sha-256')");
     assert.equal(hba?.n, "0", "every pg_hba rule asks for the password");
 
     // The wrong password, and the other cluster's, are refused: invalid_password (28P01).
@@ -125,7 +115,7 @@ test("one cluster, timed: start, a query, stop", { timeout: 120_000 }, async (t)
   const t0 = performance.now();
   const c = await startPostgres();
   const started = performance.now() - t0;
-  const [row] = await query<{ one: number }>(c.url, "SELECT 1 AS one");
+  const [row] = await c.query<{ one: number }>("SELECT 1 AS one");
   assert.equal(row?.one, 1);
   const t1 = performance.now();
   await c.stop();

@@ -7,7 +7,6 @@ import assert from "node:assert/strict";
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { createServer, type AddressInfo, type Server } from "node:net";
 import { resolve } from "node:path";
-import { Client } from "pg";
 import { startPostgres, type PgCluster } from "../../scripts/pg-cluster.ts";
 import { maskUrl } from "../../src/store/errors.ts";
 import { createPostgresStore } from "../../src/store/postgres.ts";
@@ -39,23 +38,8 @@ async function open(schema = `t${++schemas}`): Promise<OpenedStore> {
   return { store, reopen: mk, cleanup: async () => void (await Promise.all(made.map((s) => s.close()))) };
 }
 
-async function admin<T = Record<string, unknown>>(sql: string, params: unknown[] = [], url = cluster.url): Promise<T[]> {
-  const c = new Client({ connectionString: url });
-  await c.connect();
-  try {
-    return (await c.query(sql, params)).rows as T[];
-  } finally {
-    await c.end();
-  }
-}
-
-/** A fresh, empty database on the cluster; its URL. */
-async function database(name: string): Promise<string> {
-  await admin(`CREATE DATABASE ${name}`);
-  const u = new URL(cluster.url);
-  u.pathname = `/${name}`;
-  return u.toString();
-}
+const admin = <T = Record<string, unknown>>(sql: string, params: unknown[] = [], url = cluster.url): Promise<T[]> => cluster.query<T>(sql, params, url);
+const database = (name: string): Promise<string> => cluster.createDatabase(name);
 
 /** Rejects with a StoreError of `code` in one line that shows no password; how long it took (ms). */
 async function rejectsStore(p: () => Promise<unknown>, code: string, match?: RegExp): Promise<number> {
