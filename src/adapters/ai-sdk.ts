@@ -74,6 +74,18 @@ export function contextErrorOf(e: unknown): ModelError | undefined {
   return m.kind === "prompt_too_long" ? m : undefined;
 }
 
+/** The step hooks of generateText / streamText / ToolLoopAgent settings, as far as lethe composes them. */
+export interface HookOptions {
+  prepareStep?: (step: { messages: AIModelMessage[]; [more: string]: unknown }) => PromiseLike<PrepareStepResult | undefined | void> | PrepareStepResult | undefined | void;
+  onStepFinish?: (step: AIStep) => unknown;
+}
+
+/** What a prepareStep may return (the SDK's PrepareStepResult, loosely: model, toolChoice, activeTools, system, messages, …). */
+export interface PrepareStepResult {
+  messages?: AIModelMessage[];
+  [setting: string]: unknown;
+}
+
 /** generateText (or a function of the same shape) as `generate` calls it. */
 export interface GenerateLike<O, R> {
   (options: O): PromiseLike<R>;
@@ -83,6 +95,8 @@ export interface GenerateLike<O, R> {
 export function createAISDKAdapter(opts: AISDKAdapterOptions) {
   const tracker = createTracker(opts);
   let system: AIModelMessage[] = [];
+  /** The hooks are in an agent's settings (adapter.agent): generate must not put its own over them. */
+  let inSettings = false;
 
   const adapter = {
     /** The history as lethe holds it now (compacted). */
@@ -91,7 +105,7 @@ export function createAISDKAdapter(opts: AISDKAdapterOptions) {
     },
 
     /** For generateText / streamText's `prepareStep`: returns `{ messages }` compacted for this step. */
-    prepareStep: async (step: { messages: AIModelMessage[] }): Promise<{ messages: AIModelMessage[] }> => {
+    prepareStep: async (step: { messages: AIModelMessage[] }): Promise<{ messages: AIModelMessage[] } & PrepareStepResult> => {
       const all = step.messages;
       if (!Array.isArray(all)) fromModelMessages(all); // throws the one-line input error
       // Only the leading system messages and what is new are converted, not the whole list each step.
@@ -101,6 +115,40 @@ export function createAISDKAdapter(opts: AISDKAdapterOptions) {
       const rest = all.slice(lead);
       const sent = await tracker.prepare(rest.length, (start) => fromModelMessages(rest.slice(start)).history);
       return { messages: [...system, ...toModelMessages(sent)] };
+    },
+
+    /**
+     * lethe's hooks composed with the caller's own (`options.prepareStep`, `options.onStepFinish`):
+     * lethe's step first, then theirs, given lethe's messages; whatever theirs returns (another
+     * model, active tools, tool choice, messages of its own) is respected. Spread the result into
+     * generateText, streamText or a ToolLoopAgent's settings: `{ ...options, ...lethe.hooks(options) }`.
+     */
+    hooks(options: HookOptions = {}): Required<Pick<HookOptions, "prepareStep" | "onStepFinish">> {
+      const theirPrepare = options.prepareStep;
+      const theirFinish = options.onStepFinish;
+      return {
+        prepareStep: async (step) => {
+          const ours = await adapter.prepareStep(step);
+          if (!theirPrepare) return ours;
+          const theirs = await theirPrepare({ ...step, messages: ours.messages });
+          return theirs ? { ...ours, ...theirs, messages: theirs.messages ?? ours.messages } : ours;
+        },
+        onStepFinish: async (step) => {
+          adapter.onStepFinish(step);
+          await theirFinish?.(step);
+        },
+      };
+    },
+
+    /**
+     * A ToolLoopAgent's settings with lethe's hooks composed with the agent's own:
+     * `new ToolLoopAgent(lethe.agent({ model, tools, instructions, prepareStep }))`, then
+     * `lethe.generate((o) => agent.generate(o), { prompt })` for the reactive path (call-time
+     * options would replace the settings' hooks: generate leaves them out for such an agent).
+     */
+    agent<S extends Record<string, unknown>>(settings: S): S {
+      inSettings = true;
+      return { ...settings, ...adapter.hooks(settings as HookOptions) };
     },
 
     /** For `onStepFinish`: anchors lethe's count on the provider's usage. */
@@ -114,10 +162,7 @@ export function createAISDKAdapter(opts: AISDKAdapterOptions) {
      * history. Other errors pass through.
      */
     async generate<O extends Record<string, unknown>, R>(generate: GenerateLike<O, R>, options: O): Promise<R> {
-      const hooked = (o: O): O => {
-        const user = o as { onStepFinish?: (s: AIStep) => unknown };
-        return { ...o, prepareStep: adapter.prepareStep, onStepFinish: async (s: AIStep) => { adapter.onStepFinish(s); await user.onStepFinish?.(s); } } as O;
-      };
+      const hooked = (o: O): O => (inSettings ? o : ({ ...o, ...adapter.hooks(o as HookOptions) } as O));
       try {
         return await generate(hooked(options));
       } catch (e) {

@@ -39,9 +39,18 @@ for (const v of versions) {
       const engine = adapterEngine(fake, { window: WINDOW, events, dir, transcript });
       const lethe = createAISDKAdapter({ engine, transcript, fixedTokens: 300 });
       const provider = v.compat({ name: "fake", baseURL: fake.url, apiKey: "k" });
+      // The caller's own hooks: lethe composes with them, never drops them.
+      const theirs = { prepared: 0, finished: 0, longest: 0 };
       const result: any = await lethe.generate(v.ai.generateText, {
         model: provider.chatModel("gpt-4o"),
         system: "You are a careful agent.",
+        prepareStep: ({ messages, stepNumber }: { messages: unknown[]; stepNumber: number }) => {
+          assert.equal(stepNumber, theirs.prepared, "called on every step, in order");
+          theirs.prepared++;
+          theirs.longest = Math.max(theirs.longest, messages.length);
+          return { system: `You are a careful agent. Step ${stepNumber}.` };
+        },
+        onStepFinish: () => void theirs.finished++,
         prompt: "Read every data file.",
         tools: {
           lookup: v.ai.tool({
@@ -55,6 +64,11 @@ for (const v of versions) {
       });
       transcript.close();
       assert.equal(result.text, `done after ${STEPS} steps`);
+      assert.equal(theirs.prepared, STEPS + 1, "the caller's prepareStep ran on every step");
+      assert.equal(theirs.finished, STEPS + 1, "and its onStepFinish");
+      assert.ok(theirs.longest < 2 * STEPS, `it was given lethe's compacted messages (at most ${theirs.longest}, not the SDK's ${2 * STEPS + 1})`);
+      const steps = fake.requests.filter((b) => !isSummary(b));
+      assert.ok(steps.every((b, i) => JSON.stringify(b.messages[0]).includes(`Step ${i}.`)), "what it returned (the system prompt) was sent");
       const summaries = events.filter((e) => e.kind === "summarize");
       assert.ok(summaries.length >= 2, `summaries: ${summaries.length} (${events.map((e) => e.kind).join(",")})`);
       // The server answered every request: none over its window, each a valid history.
@@ -167,5 +181,37 @@ test("ai@6 streamText: the same hooks (prepareStep, onStepFinish) compact a stre
     assert.ok(fake.requests.every((b) => openaiInputTokens(b) <= WINDOW));
   } finally {
     await fake.close();
+  }
+});
+
+test("ai@6 ToolLoopAgent: lethe.agent(settings) composes with the agent's own prepareStep; told 16k on a 12k server, the run recovers once and every step is done", async () => {
+  const fake = await startFakeOpenAI({ script: stepScript("bash"), contextWindow: 12_000 });
+  const dir = mkdtempSync(join(tmpdir(), "lethe-aisdk-"));
+  try {
+    const events: CompactionEvent[] = [];
+    const engine = adapterEngine(fake, { window: 16_000, events, dir });
+    const lethe = createAISDKAdapter({ engine, fixedTokens: 300 });
+    const provider = compat6({ name: "fake", baseURL: fake.url, apiKey: "k" });
+    let theirs = 0;
+    const agent = new ai6.ToolLoopAgent(
+      lethe.agent({
+        model: provider.chatModel("gpt-4o"),
+        instructions: "You are a careful agent.",
+        tools: { bash: ai6.tool({ description: "Run a shell command.", inputSchema: z.object({ command: z.string() }), execute: async ({ command }) => bigOutput(command, 700) }) },
+        stopWhen: ai6.stepCountIs(STEPS + 5),
+        maxRetries: 0,
+        prepareStep: () => void theirs++,
+      }) as any,
+    );
+    const result: any = await lethe.generate((o: any) => agent.generate(o), { prompt: "Read every data file." });
+    assert.equal(result.text, `done after ${STEPS} steps`);
+    assert.ok(theirs >= STEPS / 2, `the agent's own prepareStep ran (${theirs} times)`);
+    const refused = fake.requests.length - fake.served!.length;
+    assert.ok(refused <= 1, `${refused} requests refused`);
+    for (const body of fake.requests.filter((b) => !isSummary(b))) assert.deepEqual(validate(fromOpenAI(body.messages).messages), []);
+    assert.equal(refused, events.filter((e) => e.kind === "reactive").length, "a refusal is recovered from by the reactive path");
+  } finally {
+    await fake.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 });
