@@ -19,7 +19,7 @@ import { closeSync, fstatSync, fsyncSync, mkdirSync, openSync, readSync, writeSy
 import { randomUUID } from "node:crypto";
 import { dirname } from "node:path";
 import type { Message } from "../messages/types.ts";
-import { LetheInputError } from "../messages/input.ts";
+import { LetheInputError, checkMessage } from "../messages/input.ts";
 import { thrownText } from "../messages/input-values.ts";
 import { headSharer, newHeadId } from "./transcript-heads.ts";
 import { type BoundaryEntry, type EventEntry, type MessageEntry, type SessionHeader, TORN_TAIL_EVENT, TRANSCRIPT_VERSION, type TranscriptEntry, type TranscriptLine } from "./transcript-format.ts";
@@ -187,6 +187,9 @@ export function openTranscript(path: string, opts: OpenTranscriptOptions = {}): 
       write(entry);
     },
     appendMessage(message, o = {}) {
+      // What the engine would refuse is refused here too (a system role mid-history, a block
+      // without a type): a line a resume would have to drop is never written.
+      checkMessage(message, "transcript: message");
       const entry: MessageEntry = { type: "message", uuid: o.uuid ?? randomUUID(), ts: o.ts ?? iso(), message };
       write(entry);
       if (typeof message === "object" && message !== null) uuids.set(message, entry.uuid);

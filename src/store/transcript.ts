@@ -9,6 +9,7 @@
 // process recorded at the same position (two writers on one conversation) stops the writer: its
 // messages would be out of order, so it says so instead of going on.
 import { randomUUID } from "node:crypto";
+import { checkMessage } from "../messages/input.ts";
 import type { Message } from "../messages/types.ts";
 import type { ToolResultStore } from "../compaction/types.ts";
 import type { BoundaryEntry, EventEntry, MessageEntry, TranscriptEntry } from "../session/transcript-format.ts";
@@ -101,6 +102,7 @@ export function openStoreTranscript(conversation: Conversation, opts: StoreTrans
       return ops.length;
     },
     appendMessage(message, o = {}) {
+      checkMessage(message, "transcript: message");
       const uuid = o.uuid ?? randomUUID();
       const ts = o.ts ?? new Date().toISOString();
       mirror?.appendMessage(message, { uuid, ts });

@@ -30,6 +30,8 @@ import {
 } from "../../src/session/paths.ts";
 import { arbHistory } from "../support/arbitraries.ts";
 import { calls, results, said, user } from "../support/build.ts";
+import { LetheInputError } from "../../src/messages/input.ts";
+import { createEngine } from "../../src/engine/index.ts";
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -417,3 +419,23 @@ test("latestSession picks by modification time and reads only the start of a tra
   assert.equal(latest?.preview, "the big session");
   assert.equal(latest?.model, "m");
 }));
+
+test("a message the engine refuses (a system role mid-history, content that is not a message) is refused by the transcript too, in one line, and nothing is written; what is written resumes whole", () => {
+  const dir = mkdtempSync(join(tmpdir(), "lethe-transcript-"));
+  try {
+    const path = join(dir, "t.jsonl");
+    const t = openTranscript(path, { header: { id: "s", cwd: dir } });
+    t.appendMessage({ role: "user", content: "hello" });
+    for (const bad of [{ role: "system", content: "be brief" }, { role: "user", content: [{ text: "no type" }] }, { role: "assistant" }]) {
+      assert.throws(() => t.appendMessage(bad as never), (e: Error) => e instanceof LetheInputError && /^lethe: transcript: message[^\n]*$/.test(e.message), JSON.stringify(bad));
+    }
+    t.appendMessage({ role: "assistant", content: [{ type: "text", text: "hi" }] });
+    t.close();
+    const loaded = loadTranscript(path);
+    assert.deepEqual([loaded.errors, loaded.warnings], [[], []]);
+    assert.deepEqual(resumeContext(loaded.entries).map((m) => m.role), ["user", "assistant"]);
+    assert.throws(() => createEngine({ contextWindow: 10_000, maxOutputTokens: 1_000 }).prepare([{ role: "system", content: "x" } as never]), /must be "user" or "assistant", got "system"/, "the engine says the same");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
