@@ -28,7 +28,7 @@ const engine = createEngine({
     if (e.kind === "snip") console.log(`snipped: ${e.removedMessages} messages, ${e.freedTokens} tokens`);
   },
 });
-const lethe = createAISDKAdapter({ engine, transcript, fixedTokens: 300 });
+const lethe = createAISDKAdapter({ engine, transcript });
 const provider = createOpenAICompatible({ name: "local", baseURL, apiKey });
 
 const result = await lethe.generate(generateText, {

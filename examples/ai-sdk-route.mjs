@@ -44,19 +44,19 @@ export async function POST(req) {
       if (e.kind === "summarize") console.log(`compacted ${id}: ${e.tokensBefore} → ${e.tokensAfter} tokens`);
     },
   });
-  const lethe = createAISDKAdapter({ engine, fixedTokens: 300 });
-  const result = streamText({
+  const lethe = createAISDKAdapter({ engine });
+  const options = {
     model: provider.chatModel("gpt-4o"),
     system: "You are a careful agent.",
     messages: await convertToModelMessages(messages),
     tools,
     stopWhen: stepCountIs(5),
-    prepareStep: lethe.prepareStep,
-    onStepFinish: lethe.onStepFinish,
     // What the replies taught lethe (the provider's token counts, when the last reply came) is
     // stored for the next request's engine; on serverless, hand this to waitUntil instead.
     onFinish: () => engine.flush(),
-  });
+  };
+  // lethe's prepareStep and onStepFinish (composed with any of your own), sized to this system prompt and these tools.
+  const result = streamText({ ...options, ...lethe.hooks(options) });
   return result.toUIMessageStreamResponse();
 }
 

@@ -14,6 +14,7 @@ import type { Message } from "../messages/types.ts";
 import { toModelError } from "../model/errors.ts";
 import type { ModelError } from "../model/types.ts";
 import type { TranscriptWriter } from "../session/transcript.ts";
+import { fixedTokensOf } from "./fixed-tokens.ts";
 import { createTracker } from "./tracker.ts";
 import type { Usage } from "../tokens/meter.ts";
 import { type AIModelMessage, type AIPart, fromModelMessages, toModelMessages } from "./ai-sdk-messages.ts";
@@ -26,7 +27,11 @@ export interface AISDKAdapterOptions {
   engine: Engine;
   /** Every message is written here before it is compacted (what `recall` reads). */
   transcript?: TranscriptWriter;
-  /** Tokens of what the request carries besides the messages (system prompt, tool definitions). */
+  /**
+   * Tokens of what the request carries besides the messages (system prompt, tool definitions).
+   * Measured from the `system` (or `instructions`) and `tools` that generate, hooks and agent are
+   * handed when not given; a value here wins.
+   */
   fixedTokens?: number;
 }
 
@@ -86,6 +91,14 @@ export interface PrepareStepResult {
   [setting: string]: unknown;
 }
 
+/** The text of a `system` option: a string, a system message, or a list of them. */
+function systemText(v: unknown): string | undefined {
+  if (typeof v === "string") return v;
+  const list = Array.isArray(v) ? v : v && typeof v === "object" ? [v] : [];
+  const texts = list.map((m) => (typeof (m as { content?: unknown }).content === "string" ? (m as { content: string }).content : "")).filter(Boolean);
+  return texts.length ? texts.join("\n") : undefined;
+}
+
 /** generateText (or a function of the same shape) as `generate` calls it. */
 export interface GenerateLike<O, R> {
   (options: O): PromiseLike<R>;
@@ -94,11 +107,23 @@ export interface GenerateLike<O, R> {
 /** lethe for one AI SDK conversation: `prepareStep`, `onStepFinish` and `generate` (the reactive path). See docs/library.md. */
 export function createAISDKAdapter(opts: AISDKAdapterOptions) {
   const tracker = createTracker(opts);
+  /** fixedTokens from the system prompt (or an agent's instructions) and the tools the run is given. */
+  const measure = (o: Record<string, unknown>): void => {
+    const system = systemText(o.system ?? o.instructions);
+    const tools = o.tools && typeof o.tools === "object" ? Object.entries(o.tools as Record<string, { description?: unknown; inputSchema?: unknown; parameters?: unknown }>) : [];
+    if (system === undefined && tools.length === 0) return;
+    tracker.measureFixed(fixedTokensOf(opts.engine.counter, system, tools.map(([name, t]) => ({ name, ...(typeof t?.description === "string" ? { description: t.description } : {}), schema: t?.inputSchema ?? t?.parameters }))));
+  };
   let system: AIModelMessage[] = [];
   /** The hooks are in an agent's settings (adapter.agent): generate must not put its own over them. */
   let inSettings = false;
 
   const adapter = {
+    /** The tokens each request carries besides the messages: the fixedTokens option, else what was measured. */
+    get fixedTokens(): number {
+      return tracker.fixedTokens;
+    },
+
     /** The history as lethe holds it now (compacted). */
     get history(): readonly Message[] {
       return tracker.history;
@@ -124,6 +149,7 @@ export function createAISDKAdapter(opts: AISDKAdapterOptions) {
      * generateText, streamText or a ToolLoopAgent's settings: `{ ...options, ...lethe.hooks(options) }`.
      */
     hooks(options: HookOptions = {}): Required<Pick<HookOptions, "prepareStep" | "onStepFinish">> {
+      measure(options as Record<string, unknown>);
       const theirPrepare = options.prepareStep;
       const theirFinish = options.onStepFinish;
       return {

@@ -17,7 +17,9 @@ export interface TrackerOptions {
 
 export function createTracker(opts: TrackerOptions) {
   const { engine, transcript } = opts;
-  const call = (): PrepareCall => ({ fixedTokens: opts.fixedTokens ?? 0 });
+  /** What the adapter measured of the system prompt and tool schemas it was handed; an explicit fixedTokens wins. */
+  let measured: number | undefined;
+  const call = (): PrepareCall => ({ fixedTokens: opts.fixedTokens ?? measured ?? 0 });
   let history: Message[] = [];
   /** How many of the framework's messages the history already holds. */
   let covered = 0;
@@ -28,6 +30,13 @@ export function createTracker(opts: TrackerOptions) {
   return {
     get history(): readonly Message[] {
       return history;
+    },
+    /** The tokens the request carries besides the messages, as the adapter measured them. */
+    measureFixed(tokens: number): void {
+      measured = tokens;
+    },
+    get fixedTokens(): number {
+      return call().fixedTokens ?? 0;
     },
     /**
      * The framework's whole list (without leading system messages, already converted), its

@@ -215,3 +215,28 @@ test("ai@6 ToolLoopAgent: lethe.agent(settings) composes with the agent's own pr
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("ai@6: fixedTokens is measured from the system prompt and the tool schemas generate is handed (within 25% of the server's own count); an explicit value wins", async () => {
+  const fake = await startFakeOpenAI({ script: [{ text: "ok" }] });
+  try {
+    const provider = compat6({ name: "fake", baseURL: fake.url, apiKey: "k" });
+    const system = "You are a careful agent. ".repeat(40);
+    const tools = Object.fromEntries(
+      Array.from({ length: 6 }, (_, i) => [
+        `tool_${i}`,
+        ai6.tool({ description: `Tool ${i}: does one precise thing with the files it is given. `.repeat(3), inputSchema: z.object({ path: z.string().describe("the file"), lines: z.number().int().optional(), mode: z.enum(["read", "write", "append"]) }), execute: async () => "ok" }),
+      ]),
+    );
+    const lethe = createAISDKAdapter({ engine: createEngine({ contextWindow: 16_000, maxOutputTokens: 2_000 }) });
+    await lethe.generate(ai6.generateText as any, { model: provider.chatModel("gpt-4o"), system, prompt: "hi", tools } as any);
+    const body = fake.requests[0];
+    const server = openaiInputTokens(body) - openaiInputTokens({ ...body, tools: undefined, messages: body.messages.filter((m: any) => m.role !== "system") });
+    assert.ok(server > 500, `the fixed part is sizeable (${server})`);
+    assert.ok(Math.abs(lethe.fixedTokens - server) <= 0.25 * server, `measured ${lethe.fixedTokens}, the server counts ${server}`);
+    const explicit = createAISDKAdapter({ engine: createEngine({ contextWindow: 16_000, maxOutputTokens: 2_000 }), fixedTokens: 123 });
+    explicit.hooks({ system, tools } as any);
+    assert.equal(explicit.fixedTokens, 123);
+  } finally {
+    await fake.close();
+  }
+});
