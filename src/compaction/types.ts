@@ -85,6 +85,7 @@ export interface LedgerList {
   modified: string[];
 }
 
+/** The snip layer took messages out of the middle of the history (the head and the newest rounds stay). */
 export interface SnipEvent {
   kind: "snip";
   /** Messages removed from the middle of the history. */
