@@ -247,8 +247,36 @@ function assistantPartOut(b: ContentBlock): AIPart | undefined {
   }
 }
 
+/** Parts of a tool output's content that are images (what a chat-completions provider would send as JSON text). */
+const isImagePart = (item: unknown): item is Obj =>
+  isObj(item) && (((item.type === "media" || item.type === "image-data") && typeof item.data === "string" && String(item.mediaType ?? "image/").startsWith("image/")) || item.type === "image-url");
+
+/**
+ * A tool output without its images, and the images as user-message parts. A chat-completions
+ * provider (@ai-sdk/openai-compatible, @ai-sdk/openai's chat model) sends a tool's "content"
+ * output as a JSON string: a 360 KB screenshot becomes ~330k tokens of base64 text. In a user
+ * message the same image is an image (a few hundred tokens), as lethe prices it.
+ */
+function splitImages(output: Obj, toolCallId: string): { output: Obj; images: AIPart[] } {
+  if (output.type !== "content" || !Array.isArray(output.value) || !output.value.some(isImagePart)) return { output, images: [] };
+  const images: AIPart[] = [];
+  const value = (output.value as unknown[]).map((item) => {
+    if (!isImagePart(item)) return item;
+    const mediaType = typeof item.mediaType === "string" ? item.mediaType : item.type === "image-url" ? undefined : sniffImage(String(item.data));
+    images.push(item.type === "image-url" ? { type: "image", image: String(item.url) } : { type: "image", image: String(item.data), ...(mediaType ? { mediaType } : {}) });
+    return { type: "text", text: `[image${mediaType ? ` ${mediaType}` : ""}: attached in the next user message, with the other images of tool call ${toolCallId}]` };
+  });
+  return { output: { ...output, value }, images };
+}
+
+/** How toModelMessages writes images a tool returned: in the tool result, or in a user message after it. */
+export interface ToModelOptions {
+  /** "user": for providers that send a tool's content output as JSON text (chat-completions APIs). Default "inline". */
+  toolImages?: "inline" | "user";
+}
+
 /** lethe's history → SDK messages: tool results as `tool` messages ahead of the user's other blocks. */
-export function toModelMessages(history: readonly Message[]): AIModelMessage[] {
+export function toModelMessages(history: readonly Message[], opts: ToModelOptions = {}): AIModelMessage[] {
   const names = new Map<string, string>();
   const out: AIModelMessage[] = [];
   for (const m of history) {
@@ -261,10 +289,17 @@ export function toModelMessages(history: readonly Message[]): AIModelMessage[] {
     }
     const tool: AIPart[] = [];
     const user: AIPart[] = [];
+    const images: AIPart[] = [];
     for (const b of blocks) {
       const o = b as unknown as Obj;
       if (b.type === "tool_result") {
-        tool.push(restoreOptions(o, { type: "tool-result", toolCallId: b.tool_use_id, toolName: names.get(b.tool_use_id) ?? String(o.ai_tool_name ?? "tool"), output: outputOf(b) }));
+        let output = outputOf(b);
+        if (opts.toolImages === "user") {
+          const split = splitImages(output, b.tool_use_id);
+          output = split.output;
+          images.push(...split.images);
+        }
+        tool.push(restoreOptions(o, { type: "tool-result", toolCallId: b.tool_use_id, toolName: names.get(b.tool_use_id) ?? String(o.ai_tool_name ?? "tool"), output }));
       } else if ((b.type as string) === OPAQUE && isObj(o.part) && String(o.part.type).startsWith("tool-approval")) {
         tool.push(o.part as AIPart);
       } else if (b.type === "text" && o.ai_system === true) {
@@ -275,6 +310,7 @@ export function toModelMessages(history: readonly Message[]): AIModelMessage[] {
       }
     }
     if (tool.length > 0) out.push({ role: "tool", content: tool });
+    if (images.length > 0) user.unshift({ type: "text", text: "The images the tool calls above returned:" }, ...images);
     if (user.length > 0) out.push({ role: "user", content: user });
   }
   return out;

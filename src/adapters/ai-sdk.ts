@@ -28,6 +28,13 @@ export interface AISDKAdapterOptions {
   /** Every message is written here before it is compacted (what `recall` reads). */
   transcript?: TranscriptWriter;
   /**
+   * Where images a tool returned go: "inline" in the tool result, or "user", in a user message
+   * after it, for providers that send a tool's content output as JSON text (a screenshot would be
+   * hundreds of thousands of tokens of base64). Default: "user" for chat-completions models
+   * (@ai-sdk/openai-compatible, @ai-sdk/openai's chat model), "inline" for the others.
+   */
+  toolImages?: "inline" | "user";
+  /**
    * Tokens of what the request carries besides the messages (system prompt, tool definitions).
    * Measured from the `system` (or `instructions`) and `tools` that generate, hooks and agent are
    * handed when not given; a value here wins.
@@ -91,6 +98,18 @@ export interface PrepareStepResult {
   [setting: string]: unknown;
 }
 
+/**
+ * Where a model's provider can take a tool's images: chat-completions models send a tool's content
+ * output as JSON text, so its images go in a user message after it.
+ */
+function imagesFor(model: unknown): "inline" | "user" {
+  const m = model as { constructor?: { name?: unknown }; provider?: unknown } | null;
+  const name = m?.constructor?.name;
+  if (typeof name === "string" && /OpenAI\w*ChatLanguageModel$/.test(name)) return "user";
+  // A bundler may rename classes: the provider id says it too ("openai.chat", "<name>.chat").
+  return typeof m?.provider === "string" && /\.chat$/.test(m.provider) ? "user" : "inline";
+}
+
 /** The text of a `system` option: a string, a system message, or a list of them. */
 function systemText(v: unknown): string | undefined {
   if (typeof v === "string") return v;
@@ -117,6 +136,8 @@ export function createAISDKAdapter(opts: AISDKAdapterOptions) {
   let system: AIModelMessage[] = [];
   /** The hooks are in an agent's settings (adapter.agent): generate must not put its own over them. */
   let inSettings = false;
+  /** Where the last step's model takes a tool's images (see toolImages). */
+  let images: "inline" | "user" = opts.toolImages ?? "inline";
 
   const adapter = {
     /** The tokens each request carries besides the messages: the fixedTokens option, else what was measured. */
@@ -130,7 +151,7 @@ export function createAISDKAdapter(opts: AISDKAdapterOptions) {
     },
 
     /** For generateText / streamText's `prepareStep`: returns `{ messages }` compacted for this step. */
-    prepareStep: async (step: { messages: AIModelMessage[] }): Promise<{ messages: AIModelMessage[] } & PrepareStepResult> => {
+    prepareStep: async (step: { messages: AIModelMessage[]; model?: unknown }): Promise<{ messages: AIModelMessage[] } & PrepareStepResult> => {
       const all = step.messages;
       if (!Array.isArray(all)) fromModelMessages(all); // throws the one-line input error
       // Only the leading system messages and what is new are converted, not the whole list each step.
@@ -139,7 +160,8 @@ export function createAISDKAdapter(opts: AISDKAdapterOptions) {
       system = all.slice(0, lead);
       const rest = all.slice(lead);
       const sent = await tracker.prepare(rest.length, (start) => fromModelMessages(rest.slice(start)).history);
-      return { messages: [...system, ...toModelMessages(sent)] };
+      images = opts.toolImages ?? imagesFor(step.model);
+      return { messages: [...system, ...toModelMessages(sent, { toolImages: images })] };
     },
 
     /**
@@ -195,9 +217,9 @@ export function createAISDKAdapter(opts: AISDKAdapterOptions) {
         const overflow = contextErrorOf(e);
         if (!overflow) throw e;
         // The run goes on from the compacted history: that becomes the SDK's whole list.
-        const history = await tracker.recover(overflow, (h) => toModelMessages(h).length);
+        const history = await tracker.recover(overflow, (h) => toModelMessages(h, { toolImages: images }).length);
         const { prompt: _prompt, ...rest } = options as O & { prompt?: unknown };
-        return generate(hooked({ ...rest, messages: [...system, ...toModelMessages(history)] } as unknown as O));
+        return generate(hooked({ ...rest, messages: [...system, ...toModelMessages(history, { toolImages: images })] } as unknown as O));
       }
     },
   };

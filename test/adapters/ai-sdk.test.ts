@@ -240,3 +240,58 @@ test("ai@6: fixedTokens is measured from the system prompt and the tool schemas 
     await fake.close();
   }
 });
+
+/** A PNG of `w`×`h` px padded with random bytes to ~`bytes` (what the fake's counter reads is the IHDR). */
+function screenshot(bytes: number, w = 1280, h = 800): string {
+  const head = Buffer.alloc(33);
+  head.writeUInt32BE(0x89504e47, 0);
+  head.writeUInt32BE(0x0d0a1a0a, 4);
+  head.writeUInt32BE(13, 8);
+  head.write("IHDR", 12, "latin1");
+  head.writeUInt32BE(w, 16);
+  head.writeUInt32BE(h, 20);
+  const body = Buffer.alloc(bytes - head.length);
+  for (let i = 0; i < body.length; i++) body[i] = (i * 2654435761) >>> 24;
+  return Buffer.concat([head, body]).toString("base64");
+}
+
+for (const v of versions) {
+  test(`${v.name}: a 360 KB screenshot tool result every fifth step through @ai-sdk/openai-compatible at 16k: goes to the model as an image, never as base64 text; 45 steps, every request under the window`, async () => {
+    const png = screenshot(360_000);
+    let n = 0;
+    const fake = await startFakeOpenAI({
+      contextWindow: WINDOW,
+      script: (body: any) => {
+        if (isSummary(body)) return { text: "<summary>\n1. Goal — look at the pages.\n</summary>" };
+        n++;
+        if (n > 45) return { text: "done after 45 steps" };
+        return { toolUses: [n % 5 === 0 ? { name: "screenshot", input: { page: `page ${n}` } } : { name: "lookup", input: { command: `cat data/file${n}.txt` } }] };
+      },
+    });
+    const dir = mkdtempSync(join(tmpdir(), "lethe-aisdk-"));
+    try {
+      const events: CompactionEvent[] = [];
+      const lethe = createAISDKAdapter({ engine: adapterEngine(fake, { window: WINDOW, events, dir }) });
+      const provider = v.compat({ name: "fake", baseURL: fake.url, apiKey: "k" });
+      const content = (page: string) => ({ type: "content", value: [{ type: "text", text: `screenshot of ${page}` }, { type: v.name === "ai@6" ? "image-data" : "media", data: png, mediaType: "image/png" }] });
+      const shots = v.ai.tool({
+        description: "Take a screenshot of a page.",
+        inputSchema: z.object({ page: z.string() }),
+        execute: async ({ page }: { page: string }) => ({ page }),
+        toModelOutput: v.name === "ai@6" ? ({ output }: { output: { page: string } }) => content(output.page) : (output: { page: string }) => content(output.page),
+      });
+      const lookup = v.ai.tool({ description: "Look a file up.", inputSchema: z.object({ command: z.string() }), execute: async ({ command }: { command: string }) => bigOutput(command, 200) });
+      const result: any = await lethe.generate(v.ai.generateText, { model: provider.chatModel("gpt-4o"), prompt: "Look at every page.", tools: { screenshot: shots, lookup }, stopWhen: v.ai.stepCountIs(60), maxRetries: 0 });
+      assert.equal(result.text, "done after 45 steps");
+      assert.equal(fake.served!.length, fake.requests.length, "no request was refused");
+      for (const body of fake.requests) assert.ok(openaiInputTokens(body) <= WINDOW, `${openaiInputTokens(body)} tokens`);
+      const sent = fake.requests.filter((b) => !isSummary(b)).map((b) => JSON.stringify(b.messages));
+      assert.ok(sent.every((t) => !t.includes(png.slice(1_000, 1_100)) || t.includes("image_url")), "the image goes as an image");
+      assert.ok(sent.some((t) => /"image_url"/.test(t)), "the model saw a screenshot as an image");
+      assert.ok(fake.requests.every((b) => b.messages.filter((m: any) => m.role === "tool").every((m: any) => !String(m.content).includes(png.slice(1_000, 1_100)))), "never as base64 text in a tool message");
+    } finally {
+      await fake.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+}
