@@ -15,6 +15,7 @@ import { toModelError } from "../model/errors.ts";
 import type { ModelError } from "../model/types.ts";
 import type { TranscriptWriter } from "../session/transcript.ts";
 import { fixedTokensOf } from "./fixed-tokens.ts";
+import { WRAPPED, guardModel, isProviderModel } from "./ai-sdk-model.ts";
 import { createTracker } from "./tracker.ts";
 import type { Usage } from "../tokens/meter.ts";
 import { type AIModelMessage, type AIPart, fromModelMessages, toModelMessages } from "./ai-sdk-messages.ts";
@@ -103,7 +104,8 @@ export interface PrepareStepResult {
  * output as JSON text, so its images go in a user message after it.
  */
 function imagesFor(model: unknown): "inline" | "user" {
-  const m = model as { constructor?: { name?: unknown }; provider?: unknown } | null;
+  const inner = model !== null && typeof model === "object" && WRAPPED in model ? (model as Record<symbol, unknown>)[WRAPPED] : model;
+  const m = inner as { constructor?: { name?: unknown }; provider?: unknown } | null;
   const name = m?.constructor?.name;
   if (typeof name === "string" && /OpenAI\w*ChatLanguageModel$/.test(name)) return "user";
   // A bundler may rename classes: the provider id says it too ("openai.chat", "<name>.chat").
@@ -138,6 +140,12 @@ export function createAISDKAdapter(opts: AISDKAdapterOptions) {
   let inSettings = false;
   /** Where the last step's model takes a tool's images (see toolImages). */
   let images: "inline" | "user" = opts.toolImages ?? "inline";
+  /** How many of the SDK's messages (after its leading system ones) the last step stood for. */
+  let lastTotal = 0;
+  /** A refused step, compacted harder: the SDK's own list is unchanged, so it still stands for lastTotal of them. */
+  const recovered = async (error: unknown): Promise<AIModelMessage[]> => toModelMessages(await tracker.recover(error as ModelError, () => lastTotal), { toolImages: images });
+  /** A model with the reactive path inside each step (./ai-sdk-model.ts); a model id string is left as it is. */
+  const guard = <M>(model: M): M => (isProviderModel(model) && !(WRAPPED in model) ? (guardModel(model, contextErrorOf, recovered) as M) : model);
 
   const adapter = {
     /** The tokens each request carries besides the messages: the fixedTokens option, else what was measured. */
@@ -159,6 +167,7 @@ export function createAISDKAdapter(opts: AISDKAdapterOptions) {
       while (lead < all.length && (all[lead] as { role?: unknown } | null)?.role === "system") lead++;
       system = all.slice(0, lead);
       const rest = all.slice(lead);
+      lastTotal = rest.length;
       const sent = await tracker.prepare(rest.length, (start) => fromModelMessages(rest.slice(start)).history);
       images = opts.toolImages ?? imagesFor(step.model);
       return { messages: [...system, ...toModelMessages(sent, { toolImages: images })] };
@@ -196,7 +205,26 @@ export function createAISDKAdapter(opts: AISDKAdapterOptions) {
      */
     agent<S extends Record<string, unknown>>(settings: S): S {
       inSettings = true;
-      return { ...settings, ...adapter.hooks(settings as HookOptions) };
+      return { ...settings, ...adapter.hooks(settings as HookOptions), ...(settings.model !== undefined ? { model: guard(settings.model) } : {}) };
+    },
+
+    /**
+     * `model` with lethe's reactive path inside each step: a refusal of the prompt as too long is
+     * compacted harder (engine.recover) and the step sent again, before anything of it streamed.
+     * generate, stream and agent use it; for your own generateText / streamText call, pass
+     * `model: lethe.model(model)` with `...lethe.hooks(options)`.
+     */
+    model<M>(model: M): M {
+      return guard(model);
+    },
+
+    /**
+     * streamText with lethe: the hooks composed with yours, and the reactive path inside each step,
+     * so a context refusal (before the step's first token) is compacted from and the step retried
+     * without the stream seeing it. Returns streamText's own result.
+     */
+    stream<O extends Record<string, unknown>, R>(streamText: (options: O) => R, options: O): R {
+      return streamText({ ...options, ...adapter.hooks(options as HookOptions), ...(options.model !== undefined ? { model: guard(options.model) } : {}) } as O);
     },
 
     /** For `onStepFinish`: anchors lethe's count on the provider's usage. */
@@ -210,7 +238,7 @@ export function createAISDKAdapter(opts: AISDKAdapterOptions) {
      * history. Other errors pass through.
      */
     async generate<O extends Record<string, unknown>, R>(generate: GenerateLike<O, R>, options: O): Promise<R> {
-      const hooked = (o: O): O => (inSettings ? o : ({ ...o, ...adapter.hooks(o as HookOptions) } as O));
+      const hooked = (o: O): O => (inSettings ? o : ({ ...o, ...adapter.hooks(o as HookOptions), ...(o.model !== undefined ? { model: guard(o.model) } : {}) } as O));
       try {
         return await generate(hooked(options));
       } catch (e) {

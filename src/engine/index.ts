@@ -18,7 +18,7 @@ import { type Engine, type EngineOptions, type EnginePrepareResult, InvariantErr
 import { checkOptions, configOf } from "./options.ts";
 import { observeReply } from "./observe.ts";
 import { prepareRequest } from "./prepare.ts";
-import { recoverFrom } from "./recover.ts";
+import { learnWindow, recoverFrom } from "./recover.ts";
 import { createState, withEvents } from "./state.ts";
 import type { Message } from "../messages/types.ts";
 import { ensureFits, summarizeHistory } from "./summary.ts";
@@ -54,6 +54,7 @@ export { InvariantError, OverWindowError, type Engine, type EngineOptions, type 
 export function createEngine(opts: EngineOptions): Engine {
   checkOptions(opts);
   const s = createState(opts, configOf(opts));
+  s.learnLimit = (n) => learnWindow(s, n, "limit_error", `a summary request was refused: the server's context is ${n.toLocaleString("en-US")} tokens, not ${s.window.contextWindow.toLocaleString("en-US")}`);
   const { follower, compactor, config } = s;
   const readStored = (toolUseId: string): string | undefined => {
     if (typeof toolUseId !== "string") throw new LetheInputError("readStored", `needs a tool_use id string, got ${toolUseId === null ? "null" : typeof toolUseId}`);

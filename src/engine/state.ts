@@ -34,6 +34,8 @@ export interface EngineState {
   readonly meter: ContextMeter;
   /** The meter's correction per model (shared with it: a conversation store's is adopted here). */
   readonly factors: Map<string, number>;
+  /** Learns a server limit a summary request was refused with (set by createEngine: engine/recover.ts). */
+  learnLimit?: (limitTokens: number) => void;
   readonly compactor: Compactor;
   /** A host that passes its own full history every time pays for what is new, not for the session. */
   readonly follower: Follower;
@@ -104,6 +106,7 @@ export function createState(opts: EngineOptions, resolved: CompactionConfig): En
     archivePath,
     readFile: opts.readFile ?? diskReader(opts.workspace ?? process.cwd()),
     emit: (e) => state.emit(e),
+    onLimit: (n) => state.learnLimit?.(n),
   });
   return state;
 }

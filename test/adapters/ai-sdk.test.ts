@@ -20,6 +20,7 @@ import { loadTranscript, messageEntries, openTranscript } from "../../src/sessio
 import { openaiInputTokens, startFakeOpenAI } from "../support/fakes/openai.ts";
 import { bigOutput } from "../support/e2e.ts";
 import { adapterEngine, isSummary, STEPS, stepScript } from "../support/adapters.ts";
+import { createOpenAIClient } from "../../src/model/openai.ts";
 
 const WINDOW = 16_000;
 
@@ -292,6 +293,51 @@ for (const v of versions) {
     } finally {
       await fake.close();
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+}
+
+/** 45 lookups, the step read from the request (the fake plays its script for a request it then refuses too), then the answer. */
+function readSteps(steps: number) {
+  return (body: any) => {
+    if (isSummary(body)) return { text: "<summary>\n1. Goal — read every data file.\n</summary>" };
+    const n = Number(/data\/file(\d+)\.txt/.exec(JSON.stringify(body.messages.at(-1)))?.[1] ?? 0) + 1;
+    return n > steps ? { text: `done after ${steps} steps` } : { toolUses: [{ name: "lookup", input: { command: `cat data/file${n}.txt` } }] };
+  };
+}
+
+for (const v of versions) {
+  test(`${v.name} streamText through lethe.stream, told 16k on a 10k server (lethe's threshold is 12.4k, so it is refused): a refused step is compacted and sent again inside the stream (no error part), 45 steps, the text streamed to the end`, async () => {
+    const fake = await startFakeOpenAI({ script: readSteps(45), contextWindow: 10_000 });
+    try {
+      const events: CompactionEvent[] = [];
+      // No background summary: it would race the step to the refusal (two refused requests for one discovery).
+      const engine = createEngine({ contextWindow: 16_000, maxOutputTokens: 2_000, config: { summary: { presummaryShare: 0 } }, summarizer: { client: createOpenAIClient({ baseURL: fake.url, apiKey: "k" }), model: "gpt-4o" }, onEvent: (e) => events.push(e) });
+      const lethe = createAISDKAdapter({ engine });
+      const provider = v.compat({ name: "fake", baseURL: fake.url, apiKey: "k", includeUsage: true });
+      const ran: string[] = [];
+      const r: any = lethe.stream(v.ai.streamText, {
+        model: provider.chatModel("gpt-4o"),
+        prompt: "Read every data file.",
+        tools: { lookup: v.ai.tool({ description: "Look a file up.", inputSchema: z.object({ command: z.string() }), execute: async ({ command }: { command: string }) => (ran.push(command), bigOutput(command, 700)) }) },
+        stopWhen: v.ai.stepCountIs(60),
+        maxRetries: 0,
+      });
+      let text = "";
+      const kinds = new Set<string>();
+      for await (const part of r.fullStream) {
+        kinds.add(part.type);
+        if (part.type === "text-delta") text += part.text ?? part.textDelta ?? part.delta ?? "";
+      }
+      assert.ok(!kinds.has("error"), `no error part (${[...kinds].join(",")})`);
+      assert.equal(text, "done after 45 steps");
+      assert.deepEqual(ran, Array.from({ length: 45 }, (_, i) => `cat data/file${i + 1}.txt`), "every step, once, in order");
+      const refused = fake.requests.length - fake.served!.length;
+      assert.ok(refused >= 1 && refused <= 1, `${refused} refused`);
+      assert.ok(events.some((e) => e.kind === "reactive") && events.some((e) => e.kind === "window_learned"));
+      for (const body of fake.requests.filter((b) => !isSummary(b))) assert.deepEqual(validate(fromOpenAI(body.messages).messages).filter((x) => x.kind !== "empty_content"), []);
+    } finally {
+      await fake.close();
     }
   });
 }

@@ -36,6 +36,8 @@ export interface CompactorOptions {
   archivePath?: string;
   readFile?: (path: string) => string | undefined;
   emit?: (e: CompactionEvent) => void;
+  /** A summary request refused as too long named the server's limit: the engine learns it. */
+  onLimit?: (limitTokens: number) => void;
 }
 
 /** The request's context the summary call reuses (same system prompt and tools: prompt cache). */
@@ -119,6 +121,7 @@ export function createCompactor(opts: CompactorOptions) {
       maxTokens: current().summaryTokens,
       focus,
       overflowRetries: config.summary.overflowRetries,
+      ...(opts.onLimit ? { onLimit: opts.onLimit } : {}),
       signal: shape.signal,
       contextWindow: opts.window.contextWindow,
       fixedTokens: shape.fixedTokens,

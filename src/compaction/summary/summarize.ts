@@ -131,6 +131,8 @@ export interface SummarizeArgs {
   focus?: string;
   /** Tries after a prompt-too-long on the summary request itself. */
   overflowRetries?: number;
+  /** The provider refused the summary request as too long and named its limit (the window is smaller than thought). */
+  onLimit?: (limitTokens: number) => void;
   signal?: AbortSignal;
   /** The model's window: a request known to be over it is shrunk before it is sent. */
   contextWindow?: number;
@@ -180,6 +182,7 @@ export async function summarize(args: SummarizeArgs): Promise<SummarizeResult> {
       const reply = await args.client.stream(request);
       return { summary: parseSummary(reply), usage: reply.usage, droppedForOverflow: args.history.length - history.length, request };
     } catch (e) {
+      if (e instanceof ModelError && e.kind === "prompt_too_long" && e.limitTokens) args.onLimit?.(e.limitTokens);
       if (!(e instanceof ModelError) || e.kind !== "prompt_too_long" || attempt >= tries) throw e;
       const total = args.counter.messages(history);
       // Drop what the provider says is over, plus a margin; a fifth when it did not say.
