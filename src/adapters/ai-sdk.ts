@@ -87,10 +87,24 @@ export function contextErrorOf(e: unknown): ModelError | undefined {
   return m.kind === "prompt_too_long" ? m : undefined;
 }
 
+/**
+ * The SDK's step (and what prepareStep returns) differ between ai 5 and 6 and with the tools: the
+ * hooks take and give them untyped, so they fit generateText, streamText and ToolLoopAgent of
+ * either version without a cast.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: typed by the SDK the hooks are handed to
+type SDKStep = any;
+
 /** The step hooks of generateText / streamText / ToolLoopAgent settings, as far as lethe composes them. */
 export interface HookOptions {
-  prepareStep?: (step: { messages: AIModelMessage[]; [more: string]: unknown }) => PromiseLike<PrepareStepResult | undefined | void> | PrepareStepResult | undefined | void;
-  onStepFinish?: (step: AIStep) => unknown;
+  prepareStep?: (step: SDKStep) => unknown;
+  onStepFinish?: (step: SDKStep) => unknown;
+}
+
+/** lethe's hooks composed with the caller's (see hooks()). */
+export interface LetheHooks {
+  prepareStep: (step: SDKStep) => Promise<SDKStep>;
+  onStepFinish: (step: SDKStep) => Promise<void>;
 }
 
 /** What a prepareStep may return (the SDK's PrepareStepResult, loosely: model, toolChoice, activeTools, system, messages, …). */
@@ -179,18 +193,18 @@ export function createAISDKAdapter(opts: AISDKAdapterOptions) {
      * model, active tools, tool choice, messages of its own) is respected. Spread the result into
      * generateText, streamText or a ToolLoopAgent's settings: `{ ...options, ...lethe.hooks(options) }`.
      */
-    hooks(options: HookOptions = {}): Required<Pick<HookOptions, "prepareStep" | "onStepFinish">> {
+    hooks(options: HookOptions = {}): LetheHooks {
       measure(options as Record<string, unknown>);
       const theirPrepare = options.prepareStep;
       const theirFinish = options.onStepFinish;
       return {
-        prepareStep: async (step) => {
+        prepareStep: async (step: { messages: AIModelMessage[]; model?: unknown }) => {
           const ours = await adapter.prepareStep(step);
           if (!theirPrepare) return ours;
-          const theirs = await theirPrepare({ ...step, messages: ours.messages });
+          const theirs = (await theirPrepare({ ...step, messages: ours.messages })) as PrepareStepResult | undefined | void;
           return theirs ? { ...ours, ...theirs, messages: theirs.messages ?? ours.messages } : ours;
         },
-        onStepFinish: async (step) => {
+        onStepFinish: async (step: AIStep) => {
           adapter.onStepFinish(step);
           await theirFinish?.(step);
         },

@@ -22,7 +22,6 @@ function usageOf(reply: BaseMessage): Usage | undefined {
 }
 
 export type { InvokableModel } from "./langchain-middleware.ts";
-import type { InvokableModel } from "./langchain-middleware.ts";
 
 /** lethe for one LangChain.js conversation: `compact`, `runnable`, `observe` and `invoke` (the reactive path). See docs/library.md. */
 export function createLangChainAdapter(opts: TrackerOptions) {
@@ -59,17 +58,17 @@ export function createLangChainAdapter(opts: TrackerOptions) {
      * compact → model.invoke → observe; a context-length error is compacted (engine.recover) and
      * the call retried once. Your list stays yours: push the reply and the tool messages to it.
      */
-    async invoke(model: InvokableModel, messages: BaseMessage[], options?: unknown): Promise<BaseMessage> {
+    async invoke<R extends BaseMessage = BaseMessage>(model: { invoke(messages: BaseMessage[], options?: never): Promise<R> }, messages: BaseMessage[], options?: unknown): Promise<R> {
       const sent = await adapter.compact(messages);
-      let reply: BaseMessage;
+      let reply: R;
       try {
-        reply = await model.invoke(sent, options);
+        reply = await model.invoke(sent, options as never);
       } catch (e) {
         const overflow = toModelError(e);
         if (overflow.kind !== "prompt_too_long") throw e;
         // The framework's list is unchanged (still `total` messages): only what is sent shrinks.
         const history = await tracker.recover(overflow, () => total);
-        reply = await model.invoke([...system, ...toLangChain(history)], options);
+        reply = await model.invoke([...system, ...toLangChain(history)], options as never);
       }
       adapter.observe(reply);
       return reply;

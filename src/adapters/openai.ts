@@ -4,6 +4,7 @@
 // usage, and on a context-length error compacts harder and retries once. One adapter per
 // conversation. Messages go to the server in the strict wire format (no lethe extension fields);
 // `reasoning: "tool-turns"` sends reasoning back as DeepSeek's thinking mode requires.
+import type OpenAI from "openai";
 import { fromOpenAI, toOpenAI } from "../messages/openai.ts";
 import type { OpenAIMessage } from "../messages/openai-types.ts";
 import { LetheInputError, readSafely } from "../messages/input.ts";
@@ -48,19 +49,20 @@ export function createOpenAIAdapter(opts: OpenAIAdapterOptions) {
     get history() {
       return tracker.history;
     },
-    /** The compacted list to send, for your whole list so far. */
-    async compact(messages: readonly OpenAIMessage[]): Promise<OpenAIMessage[]> {
+    /** The compacted list to send, for your whole list so far (the SDK's message type in and out). */
+    async compact(messages: readonly (OpenAIMessage | OpenAI.Chat.ChatCompletionMessageParam)[]): Promise<OpenAI.Chat.ChatCompletionMessageParam[]> {
       // A list whose reading throws (a Proxy) is refused here; a message that does is named by fromOpenAI.
       const rest = readSafely("messages", () => {
         if (!Array.isArray(messages)) throw new LetheInputError("messages", `must be an array of Chat Completions messages, got ${messages === null ? "null" : typeof messages}`);
         let lead = 0;
         while (lead < messages.length && isSystem(messages[lead])) lead++;
-        system = messages.slice(0, lead);
-        return messages.slice(lead);
+        system = messages.slice(0, lead) as OpenAIMessage[];
+        return messages.slice(lead) as OpenAIMessage[];
       });
       total = rest.length;
       const sent = await tracker.prepare(rest.length, (start) => fromOpenAI(rest.slice(start)).messages);
-      return out(sent);
+      // The strict wire format is the SDK's own: lethe writes no field it does not define.
+      return out(sent) as OpenAI.Chat.ChatCompletionMessageParam[];
     },
     /** Report a completion (its first choice and its usage). */
     observe(completion: CompletionLike): void {
@@ -78,8 +80,11 @@ export function createOpenAIAdapter(opts: OpenAIAdapterOptions) {
      * compact → client.chat.completions.create({ ...params, messages }) → observe. A context-length
      * error is compacted (engine.recover) and the call retried once. Non-streaming.
      */
-    async create<R extends CompletionLike>(client: ChatClientLike, params: { messages: OpenAIMessage[] } & Record<string, unknown>): Promise<R> {
-      const send = (messages: OpenAIMessage[]) => client.chat.completions.create({ ...params, messages, stream: false } as never) as PromiseLike<R>;
+    async create<R extends CompletionLike = OpenAI.Chat.ChatCompletion>(
+      client: ChatClientLike,
+      params: Omit<OpenAI.Chat.ChatCompletionCreateParamsNonStreaming, "messages"> & { messages: readonly (OpenAIMessage | OpenAI.Chat.ChatCompletionMessageParam)[] },
+    ): Promise<R> {
+      const send = (messages: readonly unknown[]) => client.chat.completions.create({ ...params, messages, stream: false } as never) as PromiseLike<R>;
       const messages = readSafely("create: params", () => params.messages);
       let completion: R;
       try {

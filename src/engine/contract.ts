@@ -66,17 +66,32 @@ export interface PrepareCall extends RequestShape {
   onSummaryStart?: () => void;
 }
 
+/**
+ * A message as a provider SDK writes one: lethe's Message, `@anthropic-ai/sdk`'s MessageParam and
+ * the like (a role, and string content or blocks that each have a type). The engine takes the
+ * SDK's own type and gives the same type back: what it writes (a summary, a placeholder, a
+ * repaired pair) are text and tool_result blocks every such SDK accepts, and any block it does
+ * not know it carries as it came.
+ */
+export interface MessageLike {
+  /** "system" type-checks (SDK 1.12's MessageParam has it) but is refused at run time, in one line, as everywhere in lethe: pass the system prompt as `system`. */
+  readonly role: "user" | "assistant" | "system";
+  readonly content: string | readonly { readonly type: string }[];
+}
+
 /** The result of engine.prepare: the cheap layers' result, measured, with repair's fixes. */
-export interface EnginePrepareResult extends PrepareResult {
+export interface EnginePrepareResult<M extends MessageLike = Message> extends Omit<PrepareResult, "history"> {
+  /** The history to send. */
+  history: M[];
   /** Anchored measure of the prepared request (reported usage + estimate of what is new). */
   measuredTokens: number;
   /** What repair changed in the incoming history before the layers ran. */
   fixes: Fix[];
 }
 
-export interface RequestReady {
+export interface RequestReady<M extends MessageLike = Message> {
   /** The history to send. */
-  history: Message[];
+  history: M[];
   events: CompactionEvent[];
   tokens: number;
   threshold: number;
@@ -118,19 +133,19 @@ export interface Engine {
    * the last result plus what is new, or the host's own full history every time: when it is the
    * last input plus appended messages (same objects), the last result plus those is prepared.
    */
-  prepare(history: readonly Message[], call?: PrepareCall): EnginePrepareResult;
+  prepare<M extends MessageLike = Message>(history: readonly M[], call?: PrepareCall): EnginePrepareResult<M>;
   /** Everything before a request: the cheap layers, then a summary when over the threshold. */
-  beforeRequest(history: readonly Message[], call?: PrepareCall): Promise<RequestReady>;
+  beforeRequest<M extends MessageLike = Message>(history: readonly M[], call?: PrepareCall): Promise<RequestReady<M>>;
   /** Manual compaction (/compact [focus], the compact tool), or a subagent's. */
-  compact(history: readonly Message[], call?: PrepareCall & { focus?: string; kind?: Exclude<SummaryKind, "reactive"> }): Promise<RequestReady>;
+  compact<M extends MessageLike = Message>(history: readonly M[], call?: PrepareCall & { focus?: string; kind?: Exclude<SummaryKind, "reactive"> }): Promise<RequestReady<M>>;
   /** The provider refused the prompt as too long: shrink harder; the caller retries once. */
-  recover(history: readonly Message[], error: ModelError, call?: PrepareCall): Promise<RequestReady>;
+  recover<M extends MessageLike = Message>(history: readonly M[], error: ModelError, call?: PrepareCall): Promise<RequestReady<M>>;
   /**
    * Report the provider's usage for the request just sent and the reply received. With a
    * conversation store, what it teaches the meter (its correction, the reply's time) is written
    * to the store in the background, for the next engine on the conversation: see flush().
    */
-  observe(sent: readonly Message[], reply: Message, usage: Usage, call?: PrepareCall): void;
+  observe(sent: readonly (Message | MessageLike)[], reply: Message | MessageLike, usage: Usage, call?: PrepareCall): void;
   /**
    * With a conversation store: resolves once everything this engine queued is stored (what
    * observe learned, tool results, boundaries); rejects with a write that failed since the last

@@ -21,6 +21,7 @@ import { prepareRequest } from "./prepare.ts";
 import { learnWindow, recoverFrom } from "./recover.ts";
 import { createState, withEvents } from "./state.ts";
 import type { Message } from "../messages/types.ts";
+import type { ModelError } from "../model/types.ts";
 import { ensureFits, summarizeHistory } from "./summary.ts";
 import { flush, saveMeter, settle, syncIn, syncOut } from "./stored.ts";
 import { notOpen } from "./store-link.ts";
@@ -77,10 +78,11 @@ export function createEngine(opts: EngineOptions): Engine {
     counter: s.counter,
     meter: s.meter,
     compactor,
-    prepare(history, call) {
+    // The methods work on lethe's Message; the contract types them over the host's own message type (MessageLike).
+    prepare: ((history: readonly Message[], call?: PrepareCall) => {
       if (s.link && !s.link.conversation) notOpen();
       return prepareRequest(s, history, call);
-    },
+    }) as unknown as Engine["prepare"],
     readStored,
     async loadStored(toolUseId) {
       const here = readStored(toolUseId);
@@ -89,7 +91,7 @@ export function createEngine(opts: EngineOptions): Engine {
       return c.loadResult(toolUseId);
     },
 
-    beforeRequest: (history, call = {}) =>
+    beforeRequest: ((history: readonly Message[], call: PrepareCall = {}) =>
       synced(s, history, () => withEvents(s, async (events) => {
         const p = prepareRequest(s, history, call);
         compactor.observeTurn(p.history, p.measuredTokens, s.threshold, call);
@@ -103,17 +105,17 @@ export function createEngine(opts: EngineOptions): Engine {
         const r = await summarizeHistory(s, p.history, "summarize", call);
         if (r.history !== p.history) follower.replaceOutput(r.history);
         return ensureFits(s, { ...r, events });
-      })),
+      }))) as unknown as Engine["beforeRequest"],
 
-    compact: (history, call: PrepareCall & { kind?: "manual" | "subagent"; focus?: string } = {}) =>
+    compact: ((history: readonly Message[], call: PrepareCall & { kind?: "manual" | "subagent"; focus?: string } = {}) =>
       synced(s, history, async () => {
         const p = prepareRequest(s, history, call);
         const r = await summarizeHistory(s, p.history, call.kind ?? "manual", call, call.focus);
         if (r.history !== p.history) follower.replaceOutput(r.history);
         return r;
-      }),
+      })) as unknown as Engine["compact"],
 
-    recover: (history, error, call = {}) =>
+    recover: ((history: readonly Message[], error: ModelError, call: PrepareCall = {}) =>
       synced(s, history, async () => {
         // A host following its own full history sent what lethe made of it: the recovered
         // history stands for that from now on.
@@ -121,10 +123,10 @@ export function createEngine(opts: EngineOptions): Engine {
         const r = await recoverFrom(s, history, error, call);
         if (ours) follower.replaceOutput(r.history);
         return r;
-      }),
+      })) as unknown as Engine["recover"],
 
     observe: (sent, reply, usage, call = {}) => {
-      observeReply(s, sent, reply, usage, call);
+      observeReply(s, sent as readonly Message[], reply as Message, usage, call);
       if (s.link) saveMeter(s, s.link);
     },
 

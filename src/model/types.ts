@@ -7,7 +7,7 @@ import type { Usage } from "../tokens/meter.ts";
 /** A tool as the model sees it: name, description, JSON Schema of its input. */
 export interface ToolDefinition {
   name: string;
-  description: string;
+  description?: string;
   /** JSON Schema of the input object. */
   input_schema: Record<string, unknown>;
 }

@@ -25,7 +25,7 @@ import { parseTranscript } from "./transcript-read.ts";
 export const RECALL_INDEX_FILE = "recall-index.dat";
 const FORMAT = "lethe-recall-index";
 /** Bump when the index's layout or what it holds changes: an index of another version is rebuilt. */
-const VERSION = 1;
+const VERSION = 2;
 /** The file on disk is rewritten once what it misses is this large, or an eighth of what it covers. */
 const SAVE_AFTER = 4 << 20;
 const MAX_CACHED = 4;

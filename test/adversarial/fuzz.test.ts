@@ -2,6 +2,7 @@
 // histories. Every call returns a valid result or throws LetheInputError (one line, naming where);
 // nothing else escapes, nothing hangs (each property is bounded by the test's timeout).
 import { test } from "node:test";
+import type { Message } from "../../src/messages/types.ts";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { createEngine } from "../../src/engine/index.ts";
@@ -63,7 +64,7 @@ test("engine.prepare: a valid history out, or LetheInputError", GUARD, () => {
   const engine = createEngine({ contextWindow: 8_000, maxOutputTokens: 1_000 });
   fc.assert(
     fc.property(historyLike, (h) => {
-      const r = guarded(() => engine.prepare(h as never)) as ReturnType<typeof engine.prepare> | undefined;
+      const r = guarded(() => engine.prepare(h as never)) as { history: Message[] } | undefined;
       if (r) assert.deepEqual(validate(r.history), []);
     }),
     { numRuns: RUNS },
