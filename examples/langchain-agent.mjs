@@ -18,7 +18,7 @@ const engine = createEngine({
     if (e.kind === "snip") console.log(`snipped: ${e.removedMessages} messages, ${e.freedTokens} tokens`);
   },
 });
-const lethe = createLangChainAdapter({ engine, fixedTokens: 300 });
+const lethe = createLangChainAdapter({ engine });
 const lookup = { type: "function", function: { name: "lookup", description: "Look a file up.", parameters: { type: "object", properties: { command: { type: "string" } }, required: ["command"] } } };
 const model = new ChatOpenAI({ model: "gpt-4o", apiKey, configuration: { baseURL }, maxTokens: 2_000 }).bindTools([lookup]);
 

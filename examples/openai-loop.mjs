@@ -17,7 +17,7 @@ const engine = createEngine({
     if (e.kind === "snip") console.log(`snipped: ${e.removedMessages} messages, ${e.freedTokens} tokens`);
   },
 });
-const lethe = createOpenAIAdapter({ engine, fixedTokens: 120 });
+const lethe = createOpenAIAdapter({ engine });
 const client = new OpenAI({ baseURL, apiKey });
 const tools = [{ type: "function", function: { name: "lookup", description: "Look a file up.", parameters: { type: "object", properties: { command: { type: "string" } }, required: ["command"] } } }];
 

@@ -48,3 +48,11 @@ export function fixedTokensOf(counter: TokenCounter, system: string | undefined,
   }
   return n;
 }
+
+/** A tool as a request carries it: a LangChain or AI SDK tool (name, description, schema) or a provider's definition ({ function: { name, description, parameters } }). */
+export function toolShape(t: unknown): ToolShape {
+  const o = (t ?? {}) as { name?: unknown; description?: unknown; schema?: unknown; function?: { name?: unknown; description?: unknown; parameters?: unknown } };
+  const name = typeof o.name === "string" ? o.name : typeof o.function?.name === "string" ? o.function.name : "tool";
+  const description = typeof o.description === "string" ? o.description : typeof o.function?.description === "string" ? o.function.description : undefined;
+  return { name, ...(description !== undefined ? { description } : {}), schema: o.schema ?? o.function?.parameters };
+}

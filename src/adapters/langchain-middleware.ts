@@ -20,7 +20,7 @@ import type { Message } from "../messages/types.ts";
 import { toModelError } from "../model/errors.ts";
 import { ModelError, type ModelClient } from "../model/types.ts";
 import type { Usage } from "../tokens/meter.ts";
-import { fixedTokensOf } from "./fixed-tokens.ts";
+import { fixedTokensOf, toolShape } from "./fixed-tokens.ts";
 import { fromLangChain, toLangChain } from "./langchain-messages.ts";
 
 /** A chat model, as far as lethe uses it. */
@@ -87,14 +87,6 @@ function summaryClient(model: () => InvokableModel | undefined): ModelClient {
       return { message, usage: usageOf(reply) ?? { input_tokens: 0, output_tokens: 0 }, stopReason: "end_turn", model: req.model };
     },
   };
-}
-
-/** A tool as the request carries it: name, description, schema (a LangChain tool, or a provider's tool definition). */
-function toolShape(t: unknown): { name: string; description?: string; schema?: unknown } {
-  const o = (t ?? {}) as { name?: unknown; description?: unknown; schema?: unknown; function?: { name?: unknown; description?: unknown; parameters?: unknown } };
-  const name = typeof o.name === "string" ? o.name : typeof o.function?.name === "string" ? o.function.name : "tool";
-  const description = typeof o.description === "string" ? o.description : typeof o.function?.description === "string" ? o.function.description : undefined;
-  return { name, ...(description !== undefined ? { description } : {}), schema: o.schema ?? o.function?.parameters };
 }
 
 /**

@@ -10,6 +10,7 @@ import type { Message } from "../messages/types.ts";
 import { toModelError } from "../model/errors.ts";
 import { fromLangChain, isObj, toLangChain, typeOf } from "./langchain-messages.ts";
 import type { Usage } from "../tokens/meter.ts";
+import { fixedTokensOf, toolShape } from "./fixed-tokens.ts";
 import { type TrackerOptions, createTracker } from "./tracker.ts";
 
 export { fromLangChain, toLangChain } from "./langchain-messages.ts";
@@ -26,12 +27,24 @@ export type { InvokableModel } from "./langchain-middleware.ts";
 /** lethe for one LangChain.js conversation: `compact`, `runnable`, `observe` and `invoke` (the reactive path). See docs/library.md. */
 export function createLangChainAdapter(opts: TrackerOptions) {
   const tracker = createTracker(opts);
+  /** The tools the last invoke's model was bound to (OpenAI-style definitions, or LangChain tools). */
+  let tools: unknown[] = [];
+  /** fixedTokens from the leading system messages and the bound tools (an explicit value wins). */
+  const measure = (): void => {
+    const text = system.map((m) => (typeof m.content === "string" ? m.content : JSON.stringify(m.content))).join("\n");
+    if (!text && tools.length === 0) return;
+    tracker.measureFixed(fixedTokensOf(opts.engine.counter, text, tools.map(toolShape)));
+  };
   let system: BaseMessage[] = [];
   let total = 0;
 
   const adapter = {
     get history(): readonly Message[] {
       return tracker.history;
+    },
+    /** The tokens each request carries besides the messages: the fixedTokens option, else what was measured. */
+    get fixedTokens(): number {
+      return tracker.fixedTokens;
     },
     /** The compacted list to send, for the whole conversation so far (the framework's own list). */
     async compact(messages: BaseMessage[]): Promise<BaseMessage[]> {
@@ -42,6 +55,7 @@ export function createLangChainAdapter(opts: TrackerOptions) {
       system = messages.slice(0, lead);
       const rest = messages.slice(lead);
       total = rest.length;
+      measure();
       const sent = await tracker.prepare(rest.length, (start) => fromLangChain(rest.slice(start)).history);
       return [...system, ...toLangChain(sent)];
     },
@@ -59,6 +73,11 @@ export function createLangChainAdapter(opts: TrackerOptions) {
      * the call retried once. Your list stays yours: push the reply and the tool messages to it.
      */
     async invoke<R extends BaseMessage = BaseMessage>(model: { invoke(messages: BaseMessage[], options?: never): Promise<R> }, messages: BaseMessage[], options?: unknown): Promise<R> {
+      // A model from bindTools carries its tool definitions (in defaultOptions in @langchain/core 1.x,
+      // in a RunnableBinding's kwargs before): measured with the system prompt.
+      const m = model as { defaultOptions?: { tools?: unknown }; kwargs?: { tools?: unknown } };
+      const bound = m.defaultOptions?.tools ?? m.kwargs?.tools;
+      tools = Array.isArray(bound) ? bound : [];
       const sent = await adapter.compact(messages);
       let reply: R;
       try {

@@ -9,6 +9,7 @@ import { fromOpenAI, toOpenAI } from "../messages/openai.ts";
 import type { OpenAIMessage } from "../messages/openai-types.ts";
 import { LetheInputError, readSafely } from "../messages/input.ts";
 import { toModelError } from "../model/errors.ts";
+import { fixedTokensOf } from "./fixed-tokens.ts";
 import { type TrackerOptions, createTracker } from "./tracker.ts";
 
 /** Whether a message is a leading system/developer one (a message whose role cannot be read is not). */
@@ -41,6 +42,18 @@ export interface ChatClientLike {
 /** lethe for one Chat Completions conversation on the `openai` package: `compact`, `observe` and `create` (the reactive path). */
 export function createOpenAIAdapter(opts: OpenAIAdapterOptions) {
   const tracker = createTracker(opts);
+  /** fixedTokens from the leading system messages and the tools create is handed. */
+  const measure = (messages: readonly unknown[], tools: unknown): void => {
+    const system: string[] = [];
+    for (const m of messages) {
+      if (!isSystem(m)) break;
+      const c = (m as { content?: unknown }).content;
+      system.push(typeof c === "string" ? c : JSON.stringify(c ?? ""));
+    }
+    const list = Array.isArray(tools) ? (tools as { function?: { name?: unknown; description?: unknown; parameters?: unknown } }[]) : [];
+    if (system.length === 0 && list.length === 0) return;
+    tracker.measureFixed(fixedTokensOf(opts.engine.counter, system.join("\n"), list.map((t) => ({ name: String(t?.function?.name ?? "tool"), ...(typeof t?.function?.description === "string" ? { description: t.function.description } : {}), schema: t?.function?.parameters }))));
+  };
   let system: OpenAIMessage[] = [];
   let total = 0;
   const out = (history: Parameters<typeof toOpenAI>[0]) => [...system, ...toOpenAI(history, { strict: true, reasoning: opts.reasoning ?? "none" })];
@@ -48,6 +61,10 @@ export function createOpenAIAdapter(opts: OpenAIAdapterOptions) {
   const adapter = {
     get history() {
       return tracker.history;
+    },
+    /** The tokens each request carries besides the messages: the fixedTokens option, else what create measured. */
+    get fixedTokens(): number {
+      return tracker.fixedTokens;
     },
     /** The compacted list to send, for your whole list so far (the SDK's message type in and out). */
     async compact(messages: readonly (OpenAIMessage | OpenAI.Chat.ChatCompletionMessageParam)[]): Promise<OpenAI.Chat.ChatCompletionMessageParam[]> {
@@ -86,6 +103,7 @@ export function createOpenAIAdapter(opts: OpenAIAdapterOptions) {
     ): Promise<R> {
       const send = (messages: readonly unknown[]) => client.chat.completions.create({ ...params, messages, stream: false } as never) as PromiseLike<R>;
       const messages = readSafely("create: params", () => params.messages);
+      measure(messages, params.tools);
       let completion: R;
       try {
         completion = await send(await adapter.compact(messages));

@@ -155,3 +155,19 @@ test("LangChain on a restored checkpoint: a fresh engine and adapter per step, t
   assert.ok(long >= 2, `the scenario summarises (${long})`);
   assert.ok(restored <= long, `${restored} summaries restored every step, ${long} with one adapter`);
 });
+
+test("LangChain: fixedTokens is measured from the leading system messages and the tools the model is bound to (within 25% of the server's count)", async () => {
+  const fake = await startFakeOpenAI({ script: [{ text: "ok" }] });
+  try {
+    const tools = Array.from({ length: 5 }, (_, i) => ({ type: "function" as const, function: { name: `tool_${i}`, description: `Tool ${i} reads one file and reports its lines. `.repeat(3), parameters: { type: "object", properties: { path: { type: "string", description: "the file" } }, required: ["path"] } } }));
+    const model = new ChatOpenAI({ model: "gpt-4o", apiKey: "k", configuration: { baseURL: fake.url }, maxRetries: 0 }).bindTools(tools);
+    const lethe = createLangChainAdapter({ engine: createEngine({ contextWindow: 16_000, maxOutputTokens: 2_000 }) });
+    await lethe.invoke(model, [new SystemMessage("You are a careful agent. ".repeat(50)), new HumanMessage("hi")]);
+    const body = fake.requests[0];
+    const server = openaiInputTokens(body) - openaiInputTokens({ ...body, tools: undefined, messages: body.messages.filter((m: { role: string }) => m.role !== "system") });
+    assert.ok(server > 400, `sizeable (${server})`);
+    assert.ok(Math.abs(lethe.fixedTokens - server) <= 0.25 * server, `measured ${lethe.fixedTokens}, the server counts ${server}`);
+  } finally {
+    await fake.close();
+  }
+});

@@ -115,3 +115,24 @@ test("bad input through the openai adapter: not a list, a null message, a messag
     await assert.rejects(lethe.compact(bad as never), (e: Error) => e instanceof LetheInputError && !e.message.includes("\n"), JSON.stringify(bad));
   }
 });
+
+test("lethe/openai: fixedTokens is measured from the leading system messages and the tools create is handed (within 25% of the server's count); an explicit value wins", async () => {
+  const { openaiInputTokens } = await import("../support/fakes/openai.ts");
+  const fake = await startFakeOpenAI({ script: [{ text: "ok" }] });
+  try {
+    const client = new OpenAI({ baseURL: fake.url, apiKey: "k", maxRetries: 0 });
+    const tools: OpenAI.Chat.ChatCompletionTool[] = Array.from({ length: 5 }, (_, i) => ({ type: "function", function: { name: `tool_${i}`, description: `Tool ${i} reads one file and reports its lines. `.repeat(3), parameters: { type: "object", properties: { path: { type: "string", description: "the file" }, lines: { type: "integer" } }, required: ["path"] } } }));
+    const system = "You are a careful agent. ".repeat(50);
+    const lethe = createOpenAIAdapter({ engine: createEngine({ contextWindow: 16_000, maxOutputTokens: 2_000 }) });
+    await lethe.create(client, { model: "gpt-4o", messages: [{ role: "system", content: system }, { role: "user", content: "hi" }], tools });
+    const body = fake.requests[0];
+    const server = openaiInputTokens(body) - openaiInputTokens({ ...body, tools: undefined, messages: body.messages.filter((m: { role: string }) => m.role !== "system") });
+    assert.ok(server > 400, `sizeable (${server})`);
+    assert.ok(Math.abs(lethe.fixedTokens - server) <= 0.25 * server, `measured ${lethe.fixedTokens}, the server counts ${server}`);
+    const explicit = createOpenAIAdapter({ engine: createEngine({ contextWindow: 16_000, maxOutputTokens: 2_000 }), fixedTokens: 77 });
+    await explicit.create(client, { model: "gpt-4o", messages: [{ role: "system", content: system }, { role: "user", content: "hi" }], tools });
+    assert.equal(explicit.fixedTokens, 77);
+  } finally {
+    await fake.close();
+  }
+});
