@@ -16,6 +16,7 @@
 import { type AIMessage, type BaseMessage, RemoveMessage, SystemMessage } from "@langchain/core/messages";
 import { createEngine } from "../engine/index.ts";
 import type { Engine, EngineOptions } from "../engine/contract.ts";
+import type { ConversationStore } from "../store/types.ts";
 import type { Message } from "../messages/types.ts";
 import { toModelError } from "../model/errors.ts";
 import { ModelError, type ModelClient } from "../model/types.ts";
@@ -39,6 +40,12 @@ const THREADS = 1_000;
 
 /** Options of createLetheMiddleware: the engine's (window, compaction settings, onEvent, …), and: */
 export interface LetheMiddlewareOptions extends Omit<EngineOptions, "summarizer" | "store" | "conversationId" | "transcript" | "transcriptHoldsHistory"> {
+  /**
+   * A conversation store (connectStore: a folder, or PostgreSQL): each thread is a conversation
+   * (its thread_id the id), with every message recorded once, the boundaries, the tool results
+   * and lethe's state, whichever process runs the thread next.
+   */
+  store?: ConversationStore;
   /** The model summaries are made with; the agent's own model by default. */
   summaryModel?: InvokableModel;
   /** Tokens of the system prompt and tool schemas; measured from each request when not given. */
@@ -94,7 +101,7 @@ function summaryClient(model: () => InvokableModel | undefined): ModelClient {
  * See docs/library.md.
  */
 export function createLetheMiddleware(options: LetheMiddlewareOptions) {
-  const { summaryModel, fixedTokens, ...engineOptions } = options;
+  const { summaryModel, fixedTokens, store, ...engineOptions } = options;
   const threads = new Map<string, Thread>();
 
   const threadOf = (runtime: Request["runtime"]): Thread => {
@@ -108,7 +115,11 @@ export function createLetheMiddleware(options: LetheMiddlewareOptions) {
       return t;
     }
     const thread: Thread = { engine: undefined as unknown as Engine, model: undefined, pending: undefined };
-    thread.engine = createEngine({ ...engineOptions, summarizer: { client: summaryClient(() => summaryModel ?? thread.model), model: "agent" } });
+    thread.engine = createEngine({
+      ...engineOptions,
+      summarizer: { client: summaryClient(() => summaryModel ?? thread.model), model: "agent" },
+      ...(store ? { store, conversationId: id || "default" } : {}),
+    });
     threads.set(id, thread);
     if (threads.size > THREADS) threads.delete(threads.keys().next().value!);
     return thread;

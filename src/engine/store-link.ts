@@ -24,6 +24,8 @@ export interface StoreLink {
   failed: unknown;
   /** The ledger of the state this engine works from (saved again with a state that has none of its own). */
   ledger: LedgerList | undefined;
+  /** Content keys of a stored state's rebuilt history (to recognise it passed back), by state version. */
+  rebuiltKeys?: { version: number; keys: string[] };
 }
 
 export function isConversationStore(v: unknown): v is ConversationStore {

@@ -23,10 +23,42 @@ const KEYS = 8;
 const keysOf = (ms: readonly Message[]): string[] => ms.map((m) => contentKey(m) ?? "");
 const sameKeys = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((k, i) => k === b[i]);
 
+/**
+ * The host's whole history as a call sees it. `keys` is set when the older part is not in memory
+ * (a host that passes back what lethe made of it): the content keys of its first few messages
+ * and of the last few, which is all a saved state needs of them.
+ */
+type View = HostView & { keys?: { head: string[]; tail: string[] } };
+
+const headKeysOf = (v: View): string[] => v.keys?.head ?? keysOf(v.slice(0, KEYS));
+const tailKeysOf = (v: View): string[] => v.keys?.tail ?? keysOf(v.slice(Math.max(0, v.length - KEYS)));
+
 /** Whether `input` begins with the history `snap` covers (its first and last few messages). */
-function covers(snap: EngineSnapshot, input: HostView): boolean {
-  if (input.length < snap.covers) return false;
+function covers(snap: EngineSnapshot, input: View): boolean {
+  if (input.length < snap.covers || input.keys) return false;
   return sameKeys(keysOf(input.slice(0, Math.min(KEYS, snap.covers))), snap.headKeys) && sameKeys(keysOf(input.slice(Math.max(0, snap.covers - KEYS), snap.covers)), snap.coverKeys);
+}
+
+/**
+ * A host that keeps what lethe returned and passes it back with new messages (a checkpointed
+ * agent state, a CLI's live history), in a process that never saw the host's older messages:
+ * `input` begins with the stored state's rebuilt history, and stands for the messages that state
+ * covers plus what follows it. Undefined when `input` does not begin so.
+ */
+function ownView(link: StoreLink, snap: EngineSnapshot, input: readonly Message[]): View | undefined {
+  const r = snap.rebuilt.length;
+  if (r === 0 || input.length < r) return undefined;
+  if (link.rebuiltKeys?.version !== snap.version) link.rebuiltKeys = { version: snap.version, keys: keysOf(snap.rebuilt) };
+  const want = link.rebuiltKeys.keys;
+  // The first message tells most hosts apart at once (a summary is never a host's own first message).
+  if ((contentKey(input[0]!) ?? "") !== want[0] || !sameKeys(keysOf(input.slice(0, r)), want)) return undefined;
+  const length = snap.covers + input.length - r;
+  return {
+    length,
+    // Only what follows the state is in memory; a caller never asks for the part before it.
+    slice: (a = 0, b = length) => input.slice(r + Math.max(0, a - snap.covers), r + Math.max(0, b - snap.covers)),
+    keys: { head: snap.headKeys, tail: [...snap.coverKeys, ...keysOf(input.slice(Math.max(r, input.length - KEYS)))].slice(-KEYS) },
+  };
 }
 
 function adopt(s: EngineState, link: StoreLink, snap: EngineSnapshot, input: HostView): void {
@@ -44,7 +76,7 @@ function adopt(s: EngineState, link: StoreLink, snap: EngineSnapshot, input: Hos
  * Opens the conversation (once), adopts a newer state, records the host's new messages; returns
  * the host's whole history this input stands for (see Follower.hostView).
  */
-export async function syncIn(s: EngineState, link: StoreLink, input: readonly Message[]): Promise<HostView> {
+export async function syncIn(s: EngineState, link: StoreLink, input: readonly Message[]): Promise<View> {
   if (!link.conversation) {
     link.conversation = await link.store.conversation(link.id, { ...(s.opts.workspace ? { cwd: s.opts.workspace } : {}), ...(s.opts.model ? { model: s.opts.model } : {}) });
     link.recorded = await link.conversation.messageCount();
@@ -53,7 +85,10 @@ export async function syncIn(s: EngineState, link: StoreLink, input: readonly Me
   const [snap, meter] = await Promise.all([c.state(), c.meter()]);
   if (meter) adoptMeter(s, meter);
   if (snap && snap.version !== link.version) adopt(s, link, snap, s.follower.hostView(input));
-  const view = s.follower.hostView(input);
+  let view: View = s.follower.hostView(input);
+  // Not the host's whole history but what lethe made of it, passed back: it stands for more.
+  const own = snap ? ownView(link, snap, input) : undefined;
+  if (own) view = own;
   if (view.length > link.recorded) {
     await c.appendMessages(link.recorded, view.slice(link.recorded));
     link.recorded = view.length;
@@ -92,14 +127,14 @@ export async function settle(link: StoreLink): Promise<void> {
 }
 
 /** Writes what the call queued; saves a rewritten history as the new state. */
-export async function syncOut(s: EngineState, link: StoreLink, input: HostView, r: RequestReady, rebuilt: boolean): Promise<RequestReady> {
+export async function syncOut(s: EngineState, link: StoreLink, input: View, r: RequestReady, rebuilt: boolean): Promise<RequestReady> {
   const c = link.conversation!;
   await flush(link);
   if (!rebuilt) return r;
   // The ledger as data: the newest compaction's that reports one (a summary, a snip), else the one before.
   const ledger = r.events.reduce<LedgerList | undefined>((l, e) => ("ledger" in e && e.ledger ? e.ledger : l), link.ledger);
   link.ledger = ledger;
-  const next = { covers: input.length, headKeys: keysOf(input.slice(0, KEYS)), coverKeys: keysOf(input.slice(Math.max(0, input.length - KEYS))), rebuilt: r.history, window: { ...s.window }, ...(ledger ? { ledger } : {}) };
+  const next = { covers: input.length, headKeys: headKeysOf(input), coverKeys: tailKeysOf(input), rebuilt: r.history, window: { ...s.window }, ...(ledger ? { ledger } : {}) };
   const saved = await c.saveState(link.version, next);
   link.version = saved.state.version;
   if (saved.saved) return r;

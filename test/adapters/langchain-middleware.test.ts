@@ -84,3 +84,42 @@ test(`createAgent + createLetheMiddleware: a ${STEPS}-step tool session, lethe t
     await fake.close();
   }
 });
+
+test("createLetheMiddleware with a PostgreSQL store: each thread a conversation with every message recorded once; resumed from the checkpoint by a fresh middleware (a new process's engines) with no second summary", async () => {
+  const { startPostgres } = await import("../../scripts/pg-cluster.ts");
+  const { createPostgresStore } = await import("../../src/store/postgres.ts");
+  const cluster = await startPostgres();
+  const fake = await startFakeOpenAI({ script: script(), contextWindow: SERVER });
+  const stores: Awaited<ReturnType<typeof createPostgresStore>>[] = [];
+  try {
+    ran.length = 0;
+    const model = new ChatOpenAI({ model: "gpt-4o", apiKey: "k", configuration: { baseURL: fake.url }, maxRetries: 0, maxTokens: 1_000 });
+    const checkpointer = new MemorySaver();
+    const make = async () => {
+      const store = await createPostgresStore(cluster.url);
+      stores.push(store);
+      return createAgent({ model, tools: [bash], systemPrompt: "You are a careful agent.", checkpointer, middleware: [createLetheMiddleware({ contextWindow: 16_000, maxOutputTokens: 1_000, store })] });
+    };
+    const config = { configurable: { thread_id: "pg-thread" }, recursionLimit: 4 * STEPS };
+    const result = await (await make()).invoke({ messages: [new HumanMessage("Read every data file.")] }, config);
+    assert.equal(String(result.messages.at(-1)!.content), `done after ${STEPS} steps`);
+    const summaries = fake.requests.filter(isSummary).length;
+    assert.ok(summaries >= 1, "compacted");
+    const again = await (await make()).invoke({ messages: [new HumanMessage("What was the last file?")] }, config);
+    assert.match(String(again.messages.at(-1)!.content), /file45/);
+    assert.equal(fake.requests.filter(isSummary).length, summaries, "no second summary");
+    const c = await stores[0]!.conversation("pg-thread");
+    const lines = await c.lines();
+    const messages = lines.filter((l) => l.type === "message") as unknown as { seq: number; message: { role: string; content: unknown } }[];
+    assert.deepEqual(messages.map((m) => m.seq), messages.map((_, i) => i), "each message once, in order");
+    // The prompt, 45 calls and results, the answer, the question (the last answer is recorded with the next call).
+    assert.equal(messages.length, 1 + 2 * STEPS + 1 + 1);
+    assert.match(JSON.stringify(messages.at(-1)!.message), /What was the last file/);
+    assert.ok(lines.some((l) => l.type === "boundary"), "boundaries recorded");
+    assert.ok((await c.state()) !== null, "lethe's state is stored");
+  } finally {
+    await Promise.all(stores.map((s) => s.close()));
+    await fake.close();
+    await cluster.stop();
+  }
+});

@@ -223,3 +223,39 @@ test("the file ledger is data: a summary's boundary and the stored state list ev
     rmSync(root, { recursive: true, force: true });
   }
 });
+
+test("a host that keeps what lethe returned (a checkpointed agent state) and builds a fresh engine each turn: each message recorded once, in order; no more summaries than one long-lived engine", async () => {
+  const root = mkdtempSync(join(tmpdir(), "lethe-own-"));
+  try {
+    const store = await connectStore(join(root, "store"));
+    const long = createEngine({ ...WINDOW, summarizerMode: "digest", config: CONFIG, now: () => 1 });
+    let longState: Message[] = [user("fix the bug")];
+    let state: Message[] = [user("fix the bug")];
+    const produced: Message[] = [user("fix the bug")];
+    let longSummaries = 0;
+    let freshSummaries = 0;
+    for (let k = 0; k < 40; k++) {
+      const fresh = turn(k);
+      produced.push(...fresh);
+      const a = await long.beforeRequest([...longState, ...fresh]);
+      longSummaries += a.events.filter((e) => e.kind === "summarize").length;
+      longState = a.history;
+      // The checkpoint: JSON, then a fresh engine (as another process).
+      const engine = createEngine({ ...WINDOW, summarizerMode: "digest", config: CONFIG, now: () => 1, store, conversationId: "agent-thread" });
+      const b = await engine.beforeRequest(JSON.parse(JSON.stringify([...state, ...fresh])));
+      freshSummaries += b.events.filter((e) => e.kind === "summarize").length;
+      assert.deepEqual(validate(b.history), [], `turn ${k}`);
+      assert.ok(b.tokens <= engine.threshold, `turn ${k}: ${b.tokens} over ${engine.threshold}`);
+      state = b.history;
+    }
+    assert.ok(longSummaries >= 2, `the scenario summarises (${longSummaries})`);
+    assert.ok(freshSummaries <= longSummaries, `${freshSummaries} summaries, one long-lived engine ${longSummaries}`);
+    const lines = await (await store.conversation("agent-thread")).lines();
+    const recorded = lines.filter((l) => l.type === "message").map((l) => (l as { message: Message }).message);
+    assert.equal(recorded.length, produced.length, "every message once");
+    assert.deepEqual(recorded, produced, "in order");
+    assert.equal(lines.filter((l) => l.type === "event" && (l as { name?: string }).name === "rewritten").length, 0);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
