@@ -144,11 +144,16 @@ export function createAISDKAdapter(opts: AISDKAdapterOptions) {
   const tracker = createTracker(opts);
   /** fixedTokens from the system prompt (or an agent's instructions) and the tools the run is given. */
   const measure = (o: Record<string, unknown>): void => {
-    const system = systemText(o.system ?? o.instructions);
-    const tools = o.tools && typeof o.tools === "object" ? Object.entries(o.tools as Record<string, { description?: unknown; inputSchema?: unknown; parameters?: unknown }>) : [];
-    if (system === undefined && tools.length === 0) return;
-    tracker.measureFixed(fixedTokensOf(opts.engine.counter, system, tools.map(([name, t]) => ({ name, ...(typeof t?.description === "string" ? { description: t.description } : {}), schema: t?.inputSchema ?? t?.parameters }))));
+    try {
+      const system = systemText(o.system ?? o.instructions);
+      const tools = o.tools && typeof o.tools === "object" ? Object.entries(o.tools as Record<string, { description?: unknown; inputSchema?: unknown; parameters?: unknown }>) : [];
+      if (system === undefined && tools.length === 0) return;
+      tracker.measureFixed(fixedTokensOf(opts.engine.counter, system, tools.map(([name, t]) => ({ name, ...(typeof t?.description === "string" ? { description: t.description } : {}), schema: t?.inputSchema ?? t?.parameters }))));
+    } catch {
+      // Options that cannot be read are counted as nothing; the SDK says what is wrong with them.
+    }
   };
+
   let system: AIModelMessage[] = [];
   /** The hooks are in an agent's settings (adapter.agent): generate must not put its own over them. */
   let inSettings = false;

@@ -31,9 +31,13 @@ export function createLangChainAdapter(opts: TrackerOptions) {
   let tools: unknown[] = [];
   /** fixedTokens from the leading system messages and the bound tools (an explicit value wins). */
   const measure = (): void => {
-    const text = system.map((m) => (typeof m.content === "string" ? m.content : JSON.stringify(m.content))).join("\n");
-    if (!text && tools.length === 0) return;
-    tracker.measureFixed(fixedTokensOf(opts.engine.counter, text, tools.map(toolShape)));
+    try {
+      const text = system.map((m) => (typeof m.content === "string" ? m.content : JSON.stringify(m.content))).join("\n");
+      if (!text && tools.length === 0) return;
+      tracker.measureFixed(fixedTokensOf(opts.engine.counter, text, tools.map(toolShape)));
+    } catch {
+      // A message or tool that cannot be read is counted as nothing; the conversion says what is wrong with it.
+    }
   };
   let system: BaseMessage[] = [];
   let total = 0;

@@ -9,7 +9,7 @@ import { fromOpenAI, toOpenAI } from "../messages/openai.ts";
 import type { OpenAIMessage } from "../messages/openai-types.ts";
 import { LetheInputError, readSafely } from "../messages/input.ts";
 import { toModelError } from "../model/errors.ts";
-import { fixedTokensOf } from "./fixed-tokens.ts";
+import { fixedTokensOf, toolShape } from "./fixed-tokens.ts";
 import { type TrackerOptions, createTracker } from "./tracker.ts";
 
 /** Whether a message is a leading system/developer one (a message whose role cannot be read is not). */
@@ -44,15 +44,21 @@ export function createOpenAIAdapter(opts: OpenAIAdapterOptions) {
   const tracker = createTracker(opts);
   /** fixedTokens from the leading system messages and the tools create is handed. */
   const measure = (messages: readonly unknown[], tools: unknown): void => {
-    const system: string[] = [];
-    for (const m of messages) {
-      if (!isSystem(m)) break;
-      const c = (m as { content?: unknown }).content;
-      system.push(typeof c === "string" ? c : JSON.stringify(c ?? ""));
+    let system: string[];
+    let list: unknown[];
+    try {
+      system = [];
+      for (const m of messages) {
+        if (!isSystem(m)) break;
+        const c = (m as { content?: unknown }).content;
+        system.push(typeof c === "string" ? c : JSON.stringify(c ?? ""));
+      }
+      list = Array.isArray(tools) ? [...tools] : [];
+    } catch {
+      return; // a list that cannot be read: compact says why, in one line
     }
-    const list = Array.isArray(tools) ? (tools as { function?: { name?: unknown; description?: unknown; parameters?: unknown } }[]) : [];
     if (system.length === 0 && list.length === 0) return;
-    tracker.measureFixed(fixedTokensOf(opts.engine.counter, system.join("\n"), list.map((t) => ({ name: String(t?.function?.name ?? "tool"), ...(typeof t?.function?.description === "string" ? { description: t.function.description } : {}), schema: t?.function?.parameters }))));
+    tracker.measureFixed(fixedTokensOf(opts.engine.counter, system.join("\n"), list.map(toolShape)));
   };
   let system: OpenAIMessage[] = [];
   let total = 0;
