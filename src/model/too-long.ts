@@ -39,6 +39,10 @@ const TOO_LONG_PATTERNS: RegExp[] = [
   /reduce the length of the (?:messages|prompt|input)/i,
   /request too large/i, // Anthropic 413 request_too_large
   /`?inputs`? tokens \+ `?max_new_tokens`? must be <=/i, // TGI 422 validation
+  /longer than the maximum model length/i, // vLLM: "The decoder prompt (length 66501) …", "Prompt length of 5016 …"
+  /longer than the model'?s context length/i, // SGLang: "The input (61709 tokens) is longer than …"
+  /`?inputs`? must have less than \d+ tokens/i, // TGI, older: "`inputs` must have less than 2048 tokens. Given: 2222"
+  /maximum prompt length is \d/i, // xAI: "This model's maximum prompt length is 500000 but the request contains 907154 tokens."
 ];
 
 /** "too many tokens" is overflow, except when it is a throttle ("…please wait", "per minute"). */
@@ -73,6 +77,27 @@ export function parsePromptTooLong(text: string): TooLong {
   // TGI: "`inputs` tokens + `max_new_tokens` must be <= 4096. Given: 4000 `inputs` tokens and 200 `max_new_tokens`"
   if ((m = new RegExp(`must be <= ${N}\\.? Given: ${N} \`?inputs\`? tokens and ${N} \`?max_new_tokens`, "i").exec(text))) {
     return { actualTokens: num(m[2])! + num(m[3])!, limitTokens: num(m[1]) };
+  }
+  // vLLM V1: "The decoder prompt (length 66501) is longer than the maximum model length of 65536."
+  // vLLM: "Prompt length of 5016 is longer than the maximum model length of 4096."
+  if ((m = new RegExp(`(?:\\(length ${N}\\)|length of ${N}) is longer than the maximum model length of ${N}`, "i").exec(text))) {
+    return { actualTokens: num(m[1] ?? m[2]), limitTokens: num(m[3]) };
+  }
+  // SGLang: "The input (61709 tokens) is longer than the model's context length (40960 tokens)."
+  if ((m = new RegExp(`\\(${N} tokens?\\) is longer than the model'?s context length \\(${N}`, "i").exec(text))) {
+    return { actualTokens: num(m[1]), limitTokens: num(m[2]) };
+  }
+  // TGI, older: "`inputs` must have less than 2048 tokens. Given: 2222"
+  if ((m = new RegExp(`must have less than ${N} tokens\\.? Given: ${N}`, "i").exec(text))) {
+    return { actualTokens: num(m[2]), limitTokens: num(m[1]) };
+  }
+  // xAI: "This model's maximum prompt length is 500000 but the request contains 907154 tokens."
+  if ((m = new RegExp(`maximum prompt length is ${N} but the request contains ${N}`, "i").exec(text))) {
+    return { actualTokens: num(m[2]), limitTokens: num(m[1]) };
+  }
+  // OpenRouter: "This endpoint's maximum context length is 200000 tokens. However, you requested about 5028244 tokens (…)"
+  if ((m = new RegExp(`maximum context length is ${N} tokens?\\. However, you requested about ${N}`, "i").exec(text))) {
+    return { actualTokens: num(m[2]), limitTokens: num(m[1]) };
   }
   // vLLM: "… your request has 3000 input tokens (2000 > 4096 - 3000)" (max_tokens too large)
   if ((m = new RegExp(`\\(${N}\\s*>\\s*${N}\\s*-\\s*${N}\\)`).exec(text))) {

@@ -351,3 +351,19 @@ test("fromErrorText: statuses, overflow and transport wordings in plain text", (
   assert.equal(fromErrorText("the request exceeds the available context size", 400).kind, "prompt_too_long");
   assert.equal(fromErrorText("something odd").kind, "server");
 });
+
+test("context-error wordings from real servers' issue threads: each is prompt_too_long, with the count and the limit it states", () => {
+  const cases: [string, number, number][] = [
+    ["The decoder prompt (length 66501) is longer than the maximum model length of 65536. Make sure that `max_model_len` is no smaller than the number of text tokens.", 66_501, 65_536], // vLLM V1
+    ["Prompt length of 5016 is longer than the maximum model length of 4096.", 5_016, 4_096], // vLLM
+    ["The input (61709 tokens) is longer than the model's context length (40960 tokens).", 61_709, 40_960], // SGLang
+    ["Input validation error: `inputs` must have less than 2048 tokens. Given: 2222", 2_222, 2_048], // TGI, older
+    ["This model's maximum prompt length is 500000 but the request contains 907154 tokens.", 907_154, 500_000], // xAI
+    ["This endpoint's maximum context length is 200000 tokens. However, you requested about 5028244 tokens (5028244 of text input). Please reduce the length of either one, or use the \"middle-out\" transform to compress your prompt automatically.", 5_028_244, 200_000], // OpenRouter
+  ];
+  for (const [text, actual, limit] of cases) {
+    const e = fromErrorText(text, 400);
+    assert.equal(e.kind, "prompt_too_long", text);
+    assert.deepEqual([e.actualTokens, e.limitTokens], [actual, limit], text);
+  }
+});
