@@ -70,6 +70,7 @@ export type { ConversationStore, Conversation, ConversationInfo, EngineSnapshot,
 // Models: the client interface and its errors, retries, the known-model table (no SDK behind them).
 export { ModelError, type ModelClient, type ModelRequest, type ModelResponse, type StreamEvent, type StopReason, type ToolDefinition, type ModelErrorKind, type ModelInfo } from "./model/types.ts";
 export { toModelError } from "./model/errors.ts";
+export { withErrorBodies } from "./model/error-fetch.ts";
 export { withRetry, type RetryOptions, type RetryInfo } from "./model/retry.ts";
 export { KNOWN_MODELS, lookupModel, resolveModelInfo, type ModelEntry, type ModelOverrides, type ResolvedModelInfo } from "./model/models.ts";
 export { parseToolInput } from "./model/tool-input.ts";

@@ -13,6 +13,7 @@
 //
 // SDK retries are off by default (maxRetries 0): retries are withRetry's (./retry.ts).
 import OpenAI from "openai";
+import { withErrorBodies } from "./error-fetch.ts";
 import type {
   ChatCompletionChunk,
   ChatCompletionCreateParamsStreaming,
@@ -218,31 +219,11 @@ export function toOpenAITools(tools: ModelRequest["tools"]): ChatCompletionTool[
   return tools.map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.input_schema } }));
 }
 
-/** A non-2xx JSON body without `error` but with a top-level message is rewrapped as {error: …}. */
-export const errorShapeFetch: typeof fetch = async (input, init) => {
-  const res = await fetch(input, init);
-  if (res.ok) return res;
-  const text = await res.text();
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    body = undefined;
-  }
-  const headers = new Headers(res.headers);
-  headers.delete("content-length");
-  headers.delete("content-encoding");
-  const b = body as Record<string, unknown> | undefined;
-  const rewrap = b !== null && typeof b === "object" && !Array.isArray(b) && !("error" in b) && typeof b.message === "string";
-  const out = rewrap ? JSON.stringify({ error: { message: b!.message, type: b!.type ?? null, code: b!.code ?? null, param: b!.param ?? null } }) : text;
-  return new Response(out, { status: res.status, statusText: res.statusText, headers });
-};
-
 export function createOpenAIClient(opts: OpenAIClientOptions = {}): OpenAIModelClient {
   const sdk = new OpenAI({
     // vLLM, TensorRT-LLM and FastChat put their error at the top level ({"object":"error",
     // "message":…}); the SDK reads only `error` and would report "status code (no body)".
-    fetch: errorShapeFetch,
+    fetch: withErrorBodies(),
     apiKey: opts.apiKey ?? process.env.OPENAI_API_KEY ?? "no-key",
     baseURL: opts.baseURL ?? process.env.OPENAI_BASE_URL ?? undefined,
     defaultHeaders: opts.defaultHeaders,
