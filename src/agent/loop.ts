@@ -154,6 +154,8 @@ async function turnLoop(run: AgentRun): Promise<RunEnd> {
     accountReply(run, request);
     const step = run.handleReply(request.reply);
     if (step.next === "stop") return { stop: step.stop, text: step.text };
+    // The reply filled the context window: the history is summarised before the model goes on.
+    if (step.next === "request" && step.compact) await run.gate.compactNow("summarize");
     if (step.next === "tools" && (await runToolTurn(run, step.uses, step.truncatedCalls)) === "aborted") return { stop: "aborted", text: "" };
   }
 }

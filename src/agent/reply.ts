@@ -19,8 +19,8 @@ export const TRUNCATED_CALL_TEXT = "[lethe] This tool call was cut off by the ou
 export type ReplyStep =
   /** The run ends, with this final text. */
   | { next: "stop"; stop: AgentStop; text: string }
-  /** Another request (a continuation). */
-  | { next: "request" }
+  /** Another request (a continuation); `compact`: the context window filled up, compact first. */
+  | { next: "request"; compact?: boolean }
   /** Run these calls (from the appended reply); `truncatedCalls` were cut off and dropped from it. */
   | { next: "tools"; uses: ToolUseBlock[]; truncatedCalls: ToolUseBlock[] };
 
@@ -71,18 +71,22 @@ export function createReplyHandler(o: ReplyHandlerOptions): (reply: ModelRespons
     return { next: "request" };
   };
 
-  /** A max_tokens reply without a complete tool call: kept, and the model asked to go on. */
-  const cutOff = (message: Message, truncatedCalls: ToolUseBlock[]): ReplyStep => {
+  /**
+   * A max_tokens reply without a complete tool call: kept, and the model asked to go on. A reply
+   * cut because the context window filled up (`window`) goes on the same way, after the next
+   * request's compaction; the model may not resume mid-word there, so its parts are kept apart.
+   */
+  const cutOff = (message: Message, truncatedCalls: ToolUseBlock[], window = false): ReplyStep => {
     if (nonEmpty(message)) {
       conversation.append(message);
-      continued += textOf(message);
+      continued += textOf(message) + (window ? "\n\n" : "");
     }
-    if (continuations >= maxContinuations || !nonEmpty(message)) return { next: "stop", stop: "max_tokens", text: continued };
+    if (continuations >= maxContinuations || !nonEmpty(message)) return { next: "stop", stop: "max_tokens", text: continued.trimEnd() };
     continuations++;
-    emit({ type: "continuation", count: continuations });
+    emit({ type: "continuation", count: continuations, reason: window ? "context_window" : "max_tokens" });
     const notice: ContentBlock[] = [{ type: "text", text: truncatedCalls.length > 0 ? `${CONTINUE_TEXT} ${TRUNCATED_CALL_TEXT}` : CONTINUE_TEXT }];
     conversation.append({ role: "user", content: notice });
-    return { next: "request" };
+    return window ? { next: "request", compact: true } : { next: "request" };
   };
 
   return (reply) => {
@@ -90,13 +94,13 @@ export function createReplyHandler(o: ReplyHandlerOptions): (reply: ModelRespons
     if (reply.stopReason === "pause_turn") return paused(reply);
     let message = reply.message;
     let truncatedCalls: ToolUseBlock[] = [];
-    if (reply.stopReason === "max_tokens") {
+    if (reply.stopReason === "max_tokens" || reply.stopReason === "context_window") {
       // A call whose input was cut off cannot run; drop it from the reply (it was never complete).
       truncatedCalls = toolUsesOf(message).filter(truncatedInput);
       if (truncatedCalls.length > 0 && typeof message.content !== "string") {
         message = { ...message, content: message.content.filter((b) => !(b.type === "tool_use" && truncatedCalls.includes(b as ToolUseBlock))) };
       }
-      if (toolUsesOf(message).length === 0) return cutOff(message, truncatedCalls);
+      if (toolUsesOf(message).length === 0) return cutOff(message, truncatedCalls, reply.stopReason === "context_window");
     }
     if (!nonEmpty(message)) message = { role: "assistant", content: [{ type: "text", text: "(no reply)" }] };
     conversation.append(message);

@@ -92,7 +92,7 @@ export type AgentEvent =
   | { type: "tool_result"; use: ToolUseBlock; result: ToolResultBlock }
   | { type: "retry"; error: ModelError; attempt: number; delayMs: number }
   | { type: "fallback"; from: string; to: string; error: ModelError }
-  | { type: "continuation"; count: number }
+  | { type: "continuation"; count: number; /** "context_window": the window filled up (the history is compacted before going on). */ reason?: "max_tokens" | "context_window" }
   | { type: "subagent"; id: string; phase: "start" | "end"; description?: string; transcript?: string }
   | { type: "subagent_event"; id: string; event: AgentEvent };
 

@@ -107,7 +107,9 @@ export function createEventView(o: {
         print(s.yellow(`switched to the fallback model ${e.to} (${e.from} is overloaded)`));
         break;
       case "continuation":
-        spinner.start("continuing (reply hit the output limit)…");
+        // The parts of a reply cut off go on printing; one cut because the window filled up starts on a line of its own.
+        if (e.reason === "context_window") endLine();
+        spinner.start(e.reason === "context_window" ? "continuing (the context window filled up; compacting)…" : "continuing (reply hit the output limit)…");
         break;
       case "subagent":
         if (e.phase === "start") {

@@ -120,8 +120,8 @@ export function mapAnthropicStopReason(reason: string | null | undefined): StopR
     case "refusal":
     case "pause_turn":
       return reason;
-    case "model_context_window_exceeded": // output cut because the window filled up
-      return "max_tokens";
+    case "model_context_window_exceeded": // output cut because the context window filled up: compact, then go on
+      return "context_window";
     default:
       return "other";
   }

@@ -26,7 +26,7 @@ export interface ModelRequest {
 }
 
 /** Why a reply ended. */
-export type StopReason = "end_turn" | "tool_use" | "max_tokens" | "stop_sequence" | "refusal" | "pause_turn" | "other";
+export type StopReason = "end_turn" | "tool_use" | "max_tokens" | "stop_sequence" | "refusal" | "pause_turn" | "context_window" | "other";
 
 export interface ModelResponse {
   /** The assistant message, complete (text, thinking, tool_use blocks). */
