@@ -27,6 +27,10 @@ function decodeToolCall(c: OpenAIToolCall, i: number, k: number): ToolUseBlock {
 
 export function decodeAssistant(m: OpenAIAssistantMessage, i: number): Message {
   const texts = textsOf(m.content, i);
+  // The SDK's refusal (content null, refusal "…"): what the model said, kept as its text. Erased,
+  // the user's request would be merged into the next one and sent again.
+  const refusal = (m as { refusal?: unknown }).refusal;
+  if (typeof refusal === "string" && refusal !== "" && texts.every((t) => t.trim() === "")) texts.splice(0, texts.length, refusal);
   const rawCalls: unknown = m.tool_calls;
   if (rawCalls != null && !Array.isArray(rawCalls)) fail("fromOpenAI", i, "has tool_calls that is not a list");
   const legacy = (m as { function_call?: { name?: unknown; arguments?: unknown } }).function_call;

@@ -432,3 +432,19 @@ test("strict: an assistant turn that is only reasoning goes out as its reasoning
   const empty = toOpenAI([{ role: "user", content: "x" }, { role: "assistant", content: [] }], { strict: true })[1] as { content: unknown };
   assert.notEqual(empty.content, null);
 });
+
+test("the openai SDK's refusal (content null, refusal text) is the assistant's text: the refused request is not merged into the next one or sent again", () => {
+  const { messages } = fromOpenAI([
+    { role: "user", content: "do the bad thing" },
+    { role: "assistant", content: null, refusal: "I can't help with that." } as unknown as OpenAIMessage,
+    { role: "user", content: "ok, something else" },
+  ]);
+  assert.deepEqual(messages, [
+    { role: "user", content: "do the bad thing" },
+    { role: "assistant", content: [{ type: "text", text: "I can't help with that." }] },
+    { role: "user", content: "ok, something else" },
+  ]);
+  assert.deepEqual(validate(messages), []);
+  const sent = toOpenAI(messages, { strict: true });
+  assert.equal(sent.filter((m) => JSON.stringify(m).includes("do the bad thing")).length, 1, "the refused request is sent once, in its own turn");
+});
