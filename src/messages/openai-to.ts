@@ -126,7 +126,9 @@ function encodeResultContent(c: ToolResultBlock["content"], strict = false): str
     // Tool messages take only text: an image goes in the user message right after the tool
     // messages (see toOpenAI); the result says where.
     if (strict && b.type === "image") return [{ type: "text" as const, text: `[${describeMedia(b)}: image ${++image} of this result, attached to the next user message]` }];
-    return strict ? [{ type: "text" as const, text: placeholder(b as ContentBlock) }] : [];
+    if (!strict) return [];
+    // A RAG tool's search results and text documents: their text is what the model needs.
+    return [{ type: "text" as const, text: plainText(b as ContentBlock) ?? placeholder(b as ContentBlock) }];
   });
 }
 
@@ -144,14 +146,37 @@ function resultImages(results: ToolResultBlock[]): OpenAIUserPart[] {
   return parts;
 }
 
+/**
+ * The text of a block that is text to the model whatever its wrapping: a search result (its title,
+ * source and text content), a document whose source is text or a list of text blocks. Undefined
+ * for anything else (a PDF, an image).
+ */
+function plainText(b: ContentBlock): string | undefined {
+  const d = b as Obj;
+  const texts = (c: unknown): string | undefined => {
+    if (typeof c === "string") return c;
+    if (!Array.isArray(c)) return undefined;
+    const parts = c.map((x: Obj) => (isObject(x) && typeof x.text === "string" ? x.text : "")).filter((t: string) => t !== "");
+    return parts.length > 0 ? parts.join("\n") : undefined;
+  };
+  const title = typeof d.title === "string" ? ` "${d.title}"` : "";
+  if (d.type === "search_result") {
+    const body = texts(d.content);
+    return body === undefined ? undefined : `[search result${title}${typeof d.source === "string" ? ` (${d.source})` : ""}]\n${body}`;
+  }
+  if (d.type === "document" && isObject(d.source)) {
+    const body = d.source.type === "text" && typeof d.source.data === "string" ? d.source.data : d.source.type === "content" ? texts(d.source.content) : undefined;
+    return body === undefined ? undefined : `${title ? `[document${title}]\n` : ""}${body}`;
+  }
+  return undefined;
+}
+
 /** A user block in strict mode: what the target can take, else a short visible placeholder. */
 function strictUserPart(b: ContentBlock): OpenAIUserPart | undefined {
   // Reasoning (opaque or not) is the model's, meaningful to one provider only: not user content.
   if (b.type === "thinking" || b.type === "redacted_thinking") return undefined;
-  const d = b as Obj;
-  if (d.type === "document" && isObject(d.source) && d.source.type === "text" && typeof d.source.data === "string") {
-    return { type: "text", text: `${typeof d.title === "string" ? `[document "${d.title}"]\n` : ""}${d.source.data}` };
-  }
+  const text = plainText(b);
+  if (text !== undefined) return { type: "text", text };
   if (b.type === "text") return { type: "text", text: withSources(b) };
   return encodeUserPart(b) ?? { type: "text", text: placeholder(b) };
 }

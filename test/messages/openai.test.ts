@@ -448,3 +448,14 @@ test("the openai SDK's refusal (content null, refusal text) is the assistant's t
   const sent = toOpenAI(messages, { strict: true });
   assert.equal(sent.filter((m) => JSON.stringify(m).includes("do the bad thing")).length, 1, "the refused request is sent once, in its own turn");
 });
+
+test("strict conversion sends the text of search results and text documents (top-level and inside tool results), not placeholders: a RAG tool's results reach an OpenAI-compatible model", () => {
+  const h = [
+    { role: "user", content: [{ type: "search_result", source: "https://x.test/a", title: "A", content: [{ type: "text", text: "alpha facts" }] }, { type: "document", source: { type: "text", media_type: "text/plain", data: "doc body" }, title: "D" }, { type: "text", text: "what?" }] },
+    { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "rag", input: {} }] },
+    { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: [{ type: "search_result", source: "https://x.test/b", title: "B", content: [{ type: "text", text: "beta facts" }] }, { type: "document", source: { type: "content", content: [{ type: "text", text: "inner doc" }] } }] }] },
+  ] as unknown as Message[];
+  const sent = JSON.stringify(toOpenAI(h, { strict: true }));
+  for (const text of ["alpha facts", "doc body", "beta facts", "inner doc", "https://x.test/a"]) assert.ok(sent.includes(text), text);
+  assert.doesNotMatch(sent, /block not sent/);
+});
