@@ -3,7 +3,7 @@
 // against, to write a `lethe` extension only when the plain decoding would differ.
 import { blocksOf } from "./blocks.ts";
 import { show } from "./input.ts";
-import type { ContentBlock, ImageBlock, Message, ToolResultBlock, ToolResultContentBlock, ToolUseBlock } from "./types.ts";
+import type { ContentBlock, Message, ToolResultBlock, ToolResultContentBlock, ToolUseBlock } from "./types.ts";
 import type {
   OpenAIAssistantMessage,
   OpenAIMessage,
@@ -13,7 +13,7 @@ import type {
   OpenAIUserMessage,
   OpenAIUserPart,
 } from "./openai-types.ts";
-import { type Obj, decodeArgs, decodeUserPart, encodeImage, fail, isObject, listLength, messageError, textsOf } from "./openai-shared.ts";
+import { type Obj, decodeArgs, decodeUserPart, encodeUserPart, fail, isObject, listLength, messageError, textsOf } from "./openai-shared.ts";
 
 // ── assistant ─────────────────────────────────────────────────────────────────────
 
@@ -80,9 +80,10 @@ function decodeUserBlocks(m: OpenAIUserMessage, i: number): ContentBlock[] {
   };
   const blocks = ext.map((s): Obj => {
     if (s.type === "text") return { ...s, text: next("text").text };
-    if (s.type !== "image") return s;
-    if (!("source" in s)) return { ...s, source: next("image").source };
-    if (encodeImage(s.source as ImageBlock["source"])) next("image"); // it still took a part
+    // An image or a document whose source its part carries: the source comes from the part.
+    if ((s.type === "image" || s.type === "document") && !("source" in s)) return { ...s, source: next(s.type).source };
+    // Any other block that took a part when it was sent (kept whole here): that part is its.
+    if (encodeUserPart(s as unknown as ContentBlock)) k++;
     return s;
   });
   if (k !== decoded.length) fail("fromOpenAI", i, "has a lethe extension that does not match its content");

@@ -14,7 +14,7 @@ import type {
   OpenAIUserMessage,
   OpenAIUserPart,
 } from "./openai-types.ts";
-import { type Obj, decodeArgs, decodeImage, decodeUserPart, encodeArgs, encodeUserPart, fail, isObject, listLength, messageError } from "./openai-shared.ts";
+import { type Obj, decodeArgs, decodeUserPart, encodeArgs, encodeUserPart, fail, isObject, listLength, messageError } from "./openai-shared.ts";
 import { decodeAssistant, decodeTool } from "./openai-from.ts";
 import { describeMedia } from "./media.ts";
 
@@ -111,8 +111,11 @@ function stripUserBlock(b: ContentBlock, part: OpenAIUserPart | undefined): Obj 
     const { text: _text, ...rest } = b;
     return rest;
   }
+  // An image or a PDF whose part gives its source back whole: the source is not copied (a PDF
+  // would travel twice).
   const { source, ...rest } = b as ImageBlock;
-  return part.type === "image_url" && isDeepStrictEqual(decodeImage(part.image_url.url), source) ? rest : b;
+  const back = decodeUserPart(part, -1) as Obj;
+  return (b.type === "image" || (b as Obj).type === "document") && back.type === b.type && isDeepStrictEqual(back.source, source) ? rest : b;
 }
 
 // ── tool results ──────────────────────────────────────────────────────────────────

@@ -459,3 +459,11 @@ test("strict conversion sends the text of search results and text documents (top
   for (const text of ["alpha facts", "doc body", "beta facts", "inner doc", "https://x.test/a"]) assert.ok(sent.includes(text), text);
   assert.doesNotMatch(sent, /block not sent/);
 });
+
+test("a PDF then a text block with cache_control round-trips through toOpenAI and fromOpenAI, and the PDF travels once (the extension does not copy it)", () => {
+  const pdf = `JVBERi0xLjQK${"QUJD".repeat(5_000)}`;
+  const h = [{ role: "user", content: [{ type: "document", source: { type: "base64", media_type: "application/pdf", data: pdf } }, { type: "text", text: "summarise", cache_control: { type: "ephemeral" } }] }] as unknown as Message[];
+  const sent = toOpenAI(h);
+  assert.equal(JSON.stringify(sent).split(pdf).length - 1, 1, "one copy of the PDF");
+  assert.deepEqual(fromOpenAI(sent).messages, h);
+});
