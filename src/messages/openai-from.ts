@@ -113,8 +113,9 @@ function systemText(m: OpenAISystemMessage, i: number): string {
 }
 
 /**
- * OpenAI Chat Completions messages → Anthropic-shape history. System and developer
- * messages, wherever they are, join (blank-line separated) into `system`.
+ * OpenAI Chat Completions messages → Anthropic-shape history. Leading system and developer
+ * messages join (blank-line separated) into `system`; later ones stay in place, as user turns
+ * whose text block carries `openai_role`.
  */
 export function fromOpenAI(messages: readonly OpenAIMessage[]): { system?: string; messages: Message[] } {
   const n = listLength("fromOpenAI", messages, "chat messages");
@@ -147,7 +148,10 @@ export function fromOpenAI(messages: readonly OpenAIMessage[]): { system?: strin
       case "system":
       case "developer":
         close();
-        system.push(systemText(m, i));
+        // Leading ones are the system prompt; one later in the conversation stays where it was,
+        // as a user turn that remembers its role (toOpenAI sends it back as that role).
+        if (out.length === 0) system.push(systemText(m, i));
+        else out.push({ role: "user", content: [{ type: "text", text: systemText(m, i), openai_role: m.role } as ContentBlock] });
         pending = new Set();
         return;
       case "assistant": {

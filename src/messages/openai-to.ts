@@ -233,6 +233,9 @@ function stripResult(b: ToolResultBlock, carried: ToolResultBlock["content"]): O
 
 // ── whole histories ───────────────────────────────────────────────────────────────
 
+/** A text block that was a system or developer message mid-conversation (fromOpenAI). */
+const isRoleText = (b: ContentBlock): boolean => b.type === "text" && ((b as Obj).openai_role === "system" || (b as Obj).openai_role === "developer");
+
 /** Anthropic-shape history → OpenAI Chat Completions messages. */
 export function toOpenAI(messages: readonly Message[], opts: ToOpenAIOptions = {}): OpenAIMessage[] {
   const n = listLength("toOpenAI", messages, "messages");
@@ -273,6 +276,25 @@ export function toOpenAI(messages: readonly Message[], opts: ToOpenAIOptions = {
         if (b?.type === "tool_result") results.push(b);
         else if (b?.type === "tool_use") fail("toOpenAI", i, "(user) holds a tool_use block");
         else rest.push(b);
+      }
+      // A system or developer message from the middle of an OpenAI conversation goes back as itself,
+      // in place (also when repair has merged it with the user's text next to it).
+      if (results.length === 0 && rest.some(isRoleText)) {
+        let run: ContentBlock[] = [];
+        const flush = () => {
+          if (run.length > 0) out.push(encodeUser(run, strict, false));
+          run = [];
+        };
+        for (const b of rest) {
+          if (!isRoleText(b)) run.push(b);
+          else {
+            flush();
+            out.push({ role: (b as Obj).openai_role as "system", content: (b as { text: string }).text });
+          }
+        }
+        flush();
+        pending.clear();
+        return;
       }
       for (const r of results) {
         if (!pending.has(r.tool_use_id)) {

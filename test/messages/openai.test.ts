@@ -467,3 +467,22 @@ test("a PDF then a text block with cache_control round-trips through toOpenAI an
   assert.equal(JSON.stringify(sent).split(pdf).length - 1, 1, "one copy of the PDF");
   assert.deepEqual(fromOpenAI(sent).messages, h);
 });
+
+test("a system or developer message mid-conversation stays where it was through fromOpenAI, the engine and toOpenAI (it was moved to the top); leading ones are the system prompt", async () => {
+  const { createEngine } = await import("../../src/engine/index.ts");
+  const original = [
+    { role: "system", content: "You are careful." },
+    { role: "user", content: "a" },
+    { role: "assistant", content: "b" },
+    { role: "developer", content: "From now on, answer in French." },
+    { role: "user", content: "c" },
+  ] as OpenAIMessage[];
+  const { system, messages } = fromOpenAI(original);
+  assert.equal(system, "You are careful.");
+  assert.deepEqual(toOpenAI(messages, { system }), original, "round trip");
+  // Through the engine (repair merges the developer turn with the user's next one): still in place, still its role.
+  const ready = await createEngine({ contextWindow: 100_000, maxOutputTokens: 4_000 }).beforeRequest(messages);
+  const sent = toOpenAI(ready.history, { system: system!, strict: true });
+  assert.deepEqual(sent.map((m) => m.role), ["system", "user", "assistant", "developer", "user"]);
+  assert.equal(sent[3]!.content, "From now on, answer in French.");
+});
