@@ -31,6 +31,15 @@ const engine = createEngine({
 const lethe = createAISDKAdapter({ engine, transcript });
 const provider = createOpenAICompatible({ name: "local", baseURL, apiKey });
 
+// A screenshot tool: its image goes to the model as an image, whatever the provider does with a
+// tool's content output (a chat-completions provider would send it as base64 text).
+const png = Buffer.alloc(360_000);
+png.writeUInt32BE(0x89504e47, 0);
+png.writeUInt32BE(0x0d0a1a0a, 4);
+png.write("IHDR", 12, "latin1");
+png.writeUInt32BE(1280, 16);
+png.writeUInt32BE(800, 20);
+let mine = 0;
 const result = await lethe.generate(generateText, {
   model: provider.chatModel("gpt-4o"),
   system: "You are a careful agent.",
@@ -41,8 +50,17 @@ const result = await lethe.generate(generateText, {
       inputSchema: z.object({ command: z.string() }),
       execute: async ({ command }) => Array.from({ length: 80 }, (_, i) => `${command} row ${i}: value=${(i * 7919) % 10007}`).join("\n"),
     }),
+    screenshot: tool({
+      description: "Take a screenshot of a page.",
+      inputSchema: z.object({ page: z.string() }),
+      execute: async ({ page }) => ({ page }),
+      toModelOutput: ({ output }) => ({ type: "content", value: [{ type: "text", text: `screenshot of ${output.page}` }, { type: "image-data", data: png.toString("base64"), mediaType: "image/png" }] }),
+    }),
   },
   stopWhen: stepCountIs(100),
+  // Your own prepareStep keeps working: lethe's runs first, then this one, given lethe's messages.
+  prepareStep: () => void mine++,
 });
 transcript.close();
 console.log(`answer: ${result.text}`);
+console.log(`your prepareStep ran ${mine} times`);

@@ -87,12 +87,14 @@ function runAsync(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessE
 }
 
 const STEPS = 40;
-function agentScript() {
+/** STEPS lookups, then the answer; with `screenshots`, every fifth step takes a screenshot instead. */
+function agentScript(screenshots = false) {
   let n = 0;
   return (body: any) => {
     if (isSummaryRequest(body) || /is about to be compacted/.test(JSON.stringify(body?.messages?.at(-1) ?? ""))) return { text: SUMMARY_TEXT };
     n++;
     if (n > STEPS) return { text: `read ${STEPS} files` };
+    if (screenshots && n % 5 === 0) return { toolUses: [{ name: "screenshot", input: { page: `page ${n}` } }] };
     return { toolUses: [{ name: "lookup", input: { command: `cat data/file${n}.txt` } }] };
   };
 }
@@ -129,7 +131,8 @@ test("npm pack → installed offline in an empty project: every example runs aga
       copyFileSync(join(ROOT, "examples", example), join(project, example));
       const anthropic = example.startsWith("anthropic");
       const limit = SMALLER_SERVER.has(example) ? 12_000 : 16_000;
-      const fake = anthropic ? await startFakeAnthropic({ script: agentScript(), contextWindow: limit }) : await startFakeOpenAI({ script: agentScript(), contextWindow: limit });
+      const script = agentScript(example === "ai-sdk-agent.mjs");
+      const fake = anthropic ? await startFakeAnthropic({ script, contextWindow: limit }) : await startFakeOpenAI({ script, contextWindow: limit });
       try {
         const env = anthropic ? { ANTHROPIC_BASE_URL: fake.url, ANTHROPIC_API_KEY: "k" } : { LETHE_BASE_URL: fake.url, OPENAI_API_KEY: "k" };
         const r = await runAsync(process.execPath, [example], project, { ...env, LETHE_SESSION_DIR: mkdtempSync(join(tmp, "session-")) });
@@ -140,7 +143,12 @@ test("npm pack → installed offline in an empty project: every example runs aga
         // Told 16k on a 12k server, the one refusal lethe learns the limit from; on a 16k server, none.
         assert.ok(over.length <= (limit < 16_000 ? 1 : 0), `${example}: ${over.length} requests over the server's ${limit}`);
         assert.doesNotMatch(r.out, /error part/, `${example}: the stream never showed a refusal`);
-        if (example === "ai-sdk-stream.mjs") assert.match(r.out, /your prepareStep ran ([4-9]\d|\d{3,}) times/, "the caller's prepareStep ran on every step");
+        if (example === "ai-sdk-stream.mjs" || example === "ai-sdk-agent.mjs") assert.match(r.out, /your prepareStep ran ([4-9]\d|\d{3,}) times/, "the caller's prepareStep ran on every step");
+        if (example === "ai-sdk-agent.mjs") {
+          // A 360 KB screenshot every fifth step through @ai-sdk/openai-compatible: an image to the model, never base64 text.
+          assert.ok(fake.requests.some((b) => JSON.stringify(b.messages).includes('"image_url"')), "the screenshots reached the model as images");
+          assert.ok(fake.requests.every((b) => b.messages.filter((m: { role: string }) => m.role === "tool").every((m: { content: unknown }) => !JSON.stringify(m.content).includes("iVBORw0KGgo"))), "never as base64 in a tool message");
+        }
         if (example === "langchain-middleware.mjs") assert.match(r.out, /summaries while resuming: 0\)/, "resumed from the checkpoint with no second summary");
       } finally {
         await fake.close();
