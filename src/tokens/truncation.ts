@@ -71,13 +71,18 @@ export function createTruncationDetector() {
         anchor = { input: reported, visible };
         return { kind: "counted" };
       }
-      const base = suspect ?? anchor;
+      // Growth is measured from the last request counted in full, never from a suspicious one: a
+      // drop-oldest cap moves by a whole message either way, as much as a small step adds.
+      const base = anchor;
       const step = visible - base.visible;
       const growth = reported - base.input;
       if (step < MIN_GROWTH) {
-        // Too small a step to judge, or the history shrank (compacted): a capped server counts a
-        // smaller request in full again, so a shrink re-anchors.
-        if (step < 0 || !suspect) {
+        // The history shrank (compacted): a capped server counts a smaller request in full again,
+        // so a shrink re-anchors. Too small a step to judge keeps the anchor where it was: the
+        // next requests are measured from it, so a session of small steps adds up to one that can
+        // be judged (re-anchored on each, a capped figure would become the new base, and a cap
+        // would never show).
+        if (step < 0) {
           anchor = { input: reported, visible };
           suspect = undefined;
         }

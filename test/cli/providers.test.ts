@@ -138,6 +138,20 @@ test("Ollama that says nothing about its context: the first silent truncation is
   }
 });
 
+test("an Ollama-compatible server without /api/ps or /api/show: the silent truncation is caught at the first truncated request, and none after", async () => {
+  const fake = await startFakeOpenAI({ flavor: "ollama", script: session(), contextWindow: 1_000_000, numCtx: 14_000, ollamaApi: false });
+  try {
+    const r = await run(["--provider", "openai", "--base-url", fake.url, "--model", "qwen2.5-coder:7b"]);
+    assertFinished(r, "ollama-compatible (no discovery)");
+    assert.equal(fake.truncated, 1, "only the request that revealed it");
+    const after = fake.requests.slice(fake.requests.findIndex((b) => openaiInputTokens(b) > 14_000) + 1);
+    assert.ok(after.length > 10);
+    assert.ok(after.every((b) => openaiInputTokens(b) <= 14_000));
+  } finally {
+    await fake.close();
+  }
+});
+
 for (const flavor of ["vllm", "llamacpp", "tgi"] as const) {
   test(`${flavor}: told a 24k window on a 14k server, lethe recovers from the server's own context error, learns the limit and finishes`, async () => {
     const fake = await startFakeOpenAI({ flavor, script: session(), contextWindow: 14_000 });

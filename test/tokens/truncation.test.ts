@@ -109,3 +109,22 @@ test("after a rewrite (a compaction) the figure only re-anchors: a rebuilt histo
   assert.equal(e.observe(8_500, 10_900, 100).kind, "counted");
   assert.equal(e.observe(8_600, 14_000, 100).kind, "truncated");
 });
+
+test("a drop-oldest cap on a session of small steps (each under what one step can judge): caught once the capped requests together have grown enough, not re-anchored away step by step", () => {
+  const cap = 14_000;
+  const msgs: number[] = [];
+  const points: [number, number][] = [];
+  for (let i = 0; i < 80; i++) {
+    msgs.push(250 + ((i * 37) % 150)); // 250–400 tokens a step: under the 500 a single step is judged on
+    const sent = msgs.reduce((a, b) => a + b, 0);
+    let kept = sent;
+    for (let j = 0; kept > cap; j++) kept -= msgs[j]!;
+    points.push([kept, sent]);
+  }
+  const verdicts = run(points);
+  const firstCapped = points.findIndex(([r, s]) => r < s);
+  const at = verdicts.findIndex((v) => v.kind === "truncated");
+  assert.ok(at >= 0, "detected");
+  // Detected once the requests since the last one counted in full add up to a judgeable step (≥ 500 estimated): within 3 capped requests.
+  assert.ok(at >= firstCapped && at <= firstCapped + 3, `capped from #${firstCapped}, detected at #${at}`);
+});

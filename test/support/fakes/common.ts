@@ -105,6 +105,8 @@ export interface FakeOptions {
   ollamaLoaded?: boolean;
   /** Ollama: /api/show's parameters include num_ctx (default false: the Modelfile does not set it). */
   ollamaNumCtxParam?: boolean;
+  /** Ollama: answers /api/ps, /api/show and /api/version (default true; false: an Ollama-compatible server that has none of them). */
+  ollamaApi?: boolean;
   /**
    * A limit on the request body in bytes: over it, Anthropic answers 413 request_too_large
    * ("Request exceeds the maximum allowed number of bytes."); the OpenAI fake answers as nginx's

@@ -182,7 +182,7 @@ export async function startFakeOpenAI(opts: FakeOptions = {}): Promise<FakeServe
     const path = (req.url ?? "").split("?")[0]!;
     const parsed = await readJson(req);
     log.push({ method: req.method ?? "", path, headers: req.headers, body: parsed.ok ? parsed.body : parsed.text });
-    if (flavor === "ollama" && ollamaNative(req, res, path, parsed.ok ? parsed.body : undefined, opts, numCtx)) return;
+    if (flavor === "ollama" && opts.ollamaApi !== false && ollamaNative(req, res, path, parsed.ok ? parsed.body : undefined, opts, numCtx)) return;
     if (req.method !== "POST" || (path !== "/v1/chat/completions" && path !== "/chat/completions")) {
       return sendJson(res, 404, errorBody(`Unknown request URL: ${req.method} ${path}`, "invalid_request_error", "unknown_url"));
     }
