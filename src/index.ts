@@ -10,6 +10,7 @@ export { createEngine, InvariantError, OverWindowError, type Engine, type Engine
 export type { TextBlock, ImageBlock, ThinkingBlock, RedactedThinkingBlock, ToolUseBlock, ToolResultContentBlock, ToolResultBlock, ContentBlock, Role, Message, BlockMessage, History } from "./messages/types.ts";
 export { validate, repair, isValid, type Violation, type ViolationKind, type Fix, type FixKind } from "./messages/invariants.ts";
 export { toOpenAI, fromOpenAI } from "./messages/openai.ts";
+export { toResponses, fromResponses } from "./messages/responses.ts";
 export type { OpenAITextPart, OpenAIImagePart, OpenAIUserPart, OpenAIToolCall, LetheExtension, OpenAISystemMessage, OpenAIUserMessage, OpenAIAssistantMessage, OpenAIToolMessage, OpenAIMessage } from "./messages/openai-types.ts";
 export { LetheInputError, checkHistory } from "./messages/input.ts";
 
