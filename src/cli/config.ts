@@ -239,3 +239,25 @@ export async function discoverWindow(cfg: RunConfig, opts: { fetch?: typeof fetc
   const compaction = tokens !== undefined ? withThresholdTokens(cfg.compaction, Math.min(tokens, maxThreshold(window, cfg.compaction))) : cfg.compaction;
   return { ...cfg, warnings, contextWindow: found.contextWindow, maxOutputTokens, windowSource: found.source, compaction };
 }
+
+/** What the system prompt takes from the run configuration: the project instructions, a replaced base, what is appended. */
+export interface PromptParts {
+  instructions?: string;
+  base?: string;
+  append?: string;
+}
+
+/** The system prompt's parts for `cfg` (plan mode says so; --system-prompt, --append-system-prompt). */
+export function promptParts(cfg: RunConfig, instructionsText: string): PromptParts {
+  const append = [
+    ...(cfg.policy.mode === "plan"
+      ? ["<permission-mode>plan: you may read and search, but not run commands or change files (those calls are refused). Investigate, then present a concrete plan; the user switches modes to carry it out.</permission-mode>"]
+      : []),
+    ...(cfg.appendSystemPrompt ? [cfg.appendSystemPrompt] : []),
+  ].join("\n\n");
+  return {
+    ...(instructionsText ? { instructions: instructionsText } : {}),
+    ...(cfg.systemPrompt !== undefined ? { base: cfg.systemPrompt } : {}),
+    ...(append ? { append } : {}),
+  };
+}

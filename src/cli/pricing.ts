@@ -64,3 +64,14 @@ export function costOf(usage: Usage, p: Pricing): number {
 export function formatUsd(n: number): string {
   return n < 1 ? `$${n.toFixed(4)}` : `$${n.toFixed(2)}`;
 }
+
+/** $ for usage per model (undefined when a model's price is unknown). */
+export function costOfModels(byModel: ReadonlyMap<string, Usage>, pricing: Record<string, Pricing>): number | undefined {
+  let total = 0;
+  for (const [model, u] of byModel) {
+    const p = priceOf(model, pricing);
+    if (!p) return undefined;
+    total += costOf(u, p.pricing);
+  }
+  return total;
+}

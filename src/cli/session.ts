@@ -6,9 +6,8 @@ import { createEngine } from "../engine/index.ts";
 import type { Message } from "../messages/types.ts";
 import { createCommandHooks } from "../hooks/compact-hooks.ts";
 import type { ModelClient, ToolDefinition } from "../model/types.ts";
-import { type SessionPaths, type SessionSummary, createSessionDir, latestSession, listSessions, resolveSession } from "../session/paths.ts";
-import { type TranscriptWriter, loadTranscript, openTranscript, resumeContext } from "../session/transcript.ts";
-import { loadTranscriptTail } from "../session/transcript-tail.ts";
+import type { SessionPaths, SessionSummary } from "../session/paths.ts";
+import type { TranscriptWriter } from "../session/transcript.ts";
 import type { Usage } from "../tokens/meter.ts";
 import { createToolset, toolDefinitions } from "../tools/index.ts";
 import type { Tool, ToolContext } from "../tools/types.ts";
@@ -18,21 +17,37 @@ import { type AgentEvent, type AgentOptions, type AgentResult, type CompactionRe
 import { subagentSystemPrompt, systemPrompt } from "../agent/prompt.ts";
 import { type LoadedInstructions, loadInstructions, renderInstructions } from "../agent/instructions.ts";
 import { homedir } from "node:os";
-import { existsSync, rmSync, statSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { createFileStore } from "../session/tool-results.ts";
-import { connectStore } from "../store/connect.ts";
 import type { StoreTranscript } from "../store/transcript.ts";
-import type { ConversationStore } from "../store/types.ts";
-import { openStoredSession } from "./stored-session.ts";
-import { type SessionLock, lockSession } from "../session/lock.ts";
-import type { RunConfig } from "./config.ts";
-import { ConfigError, oneLine } from "./errors.ts";
-import { costOf, priceOf } from "./pricing.ts";
+import type { SessionLock } from "../session/lock.ts";
+import { type SessionChoice, type SessionHome, sessionHome } from "./session-home.ts";
+import { type PromptParts, type RunConfig, promptParts } from "./config.ts";
+import { oneLine } from "./errors.ts";
+import { costOf, costOfModels, priceOf } from "./pricing.ts";
 import { type ContextBreakdown, contextCategories } from "./context-breakdown.ts";
-import { type FullUsage, addUsage, zeroUsage } from "./usage.ts";
+import { type FullUsage, addModelUsage, addUsage, zeroUsage } from "./usage.ts";
 
 export { createClient } from "./client.ts";
+
+/** `client` with what a session does around each call: `before` awaited first, the time taken and the usage reported. */
+function wrapClient(client: ModelClient, hooks: { before?: () => Promise<void>; took?: (ms: number) => void; used?: (model: string, u: Usage) => void }): ModelClient {
+  return {
+    provider: client.provider,
+    stream: async (req, onEvent) => {
+      await hooks.before?.();
+      const t0 = Date.now();
+      try {
+        const r = await client.stream(req, onEvent);
+        hooks.used?.(r.model || req.model, r.usage);
+        return r;
+      } finally {
+        hooks.took?.(Date.now() - t0);
+      }
+    },
+  };
+}
 
 export type { ContextBreakdown, ContextCategory } from "./context-breakdown.ts";
 export type { FullUsage } from "./usage.ts";
@@ -89,8 +104,8 @@ export class AgentSession {
   private readonly countingClient: ModelClient;
   /** Every tool call's permission, decided by the policy (./permission-gate.ts). */
   private readonly gate: PermissionGate;
-  /** --store / LETHE_STORE: where the session is kept instead of .lethe/sessions (./stored-session.ts). */
-  private store: ConversationStore | undefined;
+  /** Where sessions are kept: .lethe/sessions, or the store --store / LETHE_STORE names (./session-home.ts). */
+  private readonly home: SessionHome;
   private storeWriter: StoreTranscript | undefined;
 
   constructor(
@@ -98,29 +113,11 @@ export class AgentSession {
     readonly ui: SessionUI,
     client: ModelClient,
   ) {
-    // Time spent waiting on the model (Claude Code's duration_api_ms), summaries included.
-    const timed: ModelClient = {
-      provider: client.provider,
-      stream: async (req, onEvent) => {
-        // Write-ahead on a store: everything this request carries is stored before it is sent.
-        await this.storeWriter?.flush();
-        const t0 = Date.now();
-        try {
-          return await client.stream(req, onEvent);
-        } finally {
-          this.apiMs += Date.now() - t0;
-        }
-      },
-    };
-    this.client = timed;
-    this.countingClient = {
-      provider: client.provider,
-      stream: async (req, onEvent) => {
-        const r = await timed.stream(req, onEvent);
-        this.countUsage(r.model || req.model, r.usage, this.runUsage);
-        return r;
-      },
-    };
+    // Write-ahead on a store: everything a request carries is stored before it is sent. The
+    // time spent waiting on the model (Claude Code's duration_api_ms) counts summaries too, and
+    // so does the usage the summaries' client reports.
+    this.client = wrapClient(client, { before: () => this.settle(), took: (ms) => (this.apiMs += ms) });
+    this.countingClient = wrapClient(this.client, { used: (model, u) => this.countUsage(model, u, this.runUsage) });
     // A bare deny rule ("Read", "WebFetch") takes the tool out of the model's list altogether.
     this.gate = new PermissionGate(cfg.policy, cfg.workspace, cfg.home ?? homedir(), () => this.ui.askPermission);
     const hidden = hiddenTools(cfg.policy);
@@ -130,6 +127,7 @@ export class AgentSession {
     this.system = "";
     this.reloadInstructions();
     this.model = cfg.model;
+    this.home = sessionHome(cfg);
   }
 
   /** The rules "always" would add for this call (none when no rule can allow it). */
@@ -155,19 +153,8 @@ export class AgentSession {
     return this.instructions;
   }
 
-  private promptExtras(): { instructions?: string; base?: string; append?: string } {
-    const cfg = this.cfg;
-    const append = [
-      ...(cfg.policy.mode === "plan"
-        ? ["<permission-mode>plan: you may read and search, but not run commands or change files (those calls are refused). Investigate, then present a concrete plan; the user switches modes to carry it out.</permission-mode>"]
-        : []),
-      ...(cfg.appendSystemPrompt ? [cfg.appendSystemPrompt] : []),
-    ].join("\n\n");
-    return {
-      ...(this.instructionsText ? { instructions: this.instructionsText } : {}),
-      ...(cfg.systemPrompt !== undefined ? { base: cfg.systemPrompt } : {}),
-      ...(append ? { append } : {}),
-    };
+  private promptExtras(): PromptParts {
+    return promptParts(this.cfg, this.instructionsText);
   }
 
   /** Tokens the project instructions add to every request. */
@@ -180,59 +167,20 @@ export class AgentSession {
   }
 
   /** Opens a new session, or the one named by `resume`, or the latest one (`continueLatest`). */
-  async start(opts: { resume?: string; continueLatest?: boolean } = {}): Promise<void> {
-    if (this.cfg.store !== undefined) return this.openStored(opts);
-    if (opts.resume !== undefined) return this.open(resolveSession(this.cfg.workspace, opts.resume), true);
-    if (opts.continueLatest) {
-      const latest = latestSession(this.cfg.workspace);
-      if (!latest) {
-        // Sessions whose transcripts hold no readable message are not "no session": say what is wrong.
-        const unreadable = listSessions(this.cfg.workspace).find((x) => x.messageCount === 0 && existsSync(x.transcript) && statSync(x.transcript).size > 0);
-        if (unreadable) {
-          const loaded = loadTranscript(unreadable.transcript);
-          const why = loaded.errors[0] ?? loaded.warnings[0] ?? "no message could be read from it";
-          throw new ConfigError(`lethe: the latest session ${unreadable.id} has no readable message (${oneLine(why, 160)}); start a new session, or look at ${unreadable.transcript}`);
-        }
-        throw new ConfigError(`lethe: no session to continue in ${this.cfg.workspace} (start one without --continue)`);
-      }
-      return this.open(latest, true);
-    }
-    this.open(createSessionDir(this.cfg.workspace), false);
+  async start(opts: SessionChoice = {}): Promise<void> {
+    await this.switchSession(opts);
   }
 
-  private open(paths: SessionPaths, resume: boolean): void {
-    this.close();
-    // Before anything is read or written: a second process on this session stops here.
-    this.lock = lockSession(paths.dir, paths.id);
-    let history: Message[] = [];
-    let warnings: string[] = [];
-    if (resume) {
-      // From the last resume point on: a long session's file is not read from the start.
-      const loaded = loadTranscriptTail(paths.transcript);
-      warnings = [...loaded.errors, ...loaded.warnings];
-      history = resumeContext(loaded.entries);
-    }
-    const transcript = openTranscript(paths.transcript, {
-      header: { id: paths.id, cwd: this.cfg.workspace, model: this.cfg.model, provider: this.cfg.provider },
-    });
-    this.attach(paths, transcript, history, warnings, !resume);
-  }
-
-  /** Opens (or starts) the session in the conversation store. */
-  private async openStored(opts: { resume?: string; continueLatest?: boolean }): Promise<void> {
-    this.store ??= await connectStore(this.cfg.store!);
-    const s = await openStoredSession(this.store, { workspace: this.cfg.workspace, model: this.cfg.model, provider: this.cfg.provider, ...opts });
+  /** Leaves the open session for the chosen one (./session-home.ts): closed only once the next one is found. */
+  private async switchSession(choice: SessionChoice): Promise<void> {
+    const next = await this.home.find(choice);
     // What the session being left queued goes out before it is closed.
     await this.settle();
     this.close();
-    try {
-      this.lock = lockSession(s.paths.dir, s.paths.id);
-    } catch (e) {
-      s.writer.close();
-      throw e;
-    }
-    this.storeWriter = s.writer;
-    this.attach(s.paths, s.writer, s.history, s.warnings, false);
+    const s = next.open();
+    this.lock = s.lock;
+    this.storeWriter = s.storeWriter;
+    this.attach(s.paths, s.transcript, s.history, s.warnings, s.fresh);
   }
 
   private attach(paths: SessionPaths, transcript: TranscriptWriter, history: Message[], warnings: string[], fresh: boolean): void {
@@ -262,7 +210,7 @@ export class AgentSession {
   private makeEngine(sessionDir: string | undefined, transcript: TranscriptWriter | undefined, sessionId: string, main = false): Engine {
     const cfg = this.cfg;
     // A PostgreSQL session keeps the full results in the database too (the files store's folder is the session's own).
-    const results = main && sessionDir && this.storeWriter && this.store?.kind !== "files" ? this.storeWriter.results(createFileStore(join(sessionDir, "tool-results"))) : undefined;
+    const results = main && sessionDir && this.storeWriter && this.home.store?.kind !== "files" ? this.storeWriter.results(createFileStore(join(sessionDir, "tool-results"))) : undefined;
     return createEngine({
       contextWindow: cfg.contextWindow,
       maxOutputTokens: cfg.maxOutputTokens,
@@ -284,30 +232,17 @@ export class AgentSession {
 
   /** Starts a new, empty session (/clear). */
   async clear(): Promise<void> {
-    if (this.cfg.store !== undefined) return this.openStored({});
-    this.open(createSessionDir(this.cfg.workspace), false);
+    await this.switchSession({});
   }
 
-  /** Switches to another session of the workspace (/resume <id>). */
+  /** Switches to another session of the workspace or the store (/resume <id>). */
   async switchTo(id: string): Promise<void> {
-    if (this.cfg.store !== undefined) return this.openStored({ resume: id });
-    const paths = resolveSession(this.cfg.workspace, id);
-    this.open(paths, true);
+    await this.switchSession({ resume: id });
   }
 
   /** The sessions /resume can switch to: the workspace's, or the store's conversations (newest first). */
-  async sessions(): Promise<SessionSummary[]> {
-    if (this.cfg.store === undefined) return listSessions(this.cfg.workspace);
-    this.store ??= await connectStore(this.cfg.store);
-    return (await this.store.list()).map((c) => ({
-      id: c.id,
-      dir: "",
-      transcript: "",
-      toolResults: "",
-      preview: c.cwd !== undefined && c.cwd !== this.cfg.workspace ? `(started in ${c.cwd})` : "",
-      messageCount: c.messages,
-      lastModified: new Date(c.updated),
-    }));
+  sessions(): Promise<SessionSummary[]> {
+    return this.home.list();
   }
 
   /** On a store: waits until everything the session wrote is stored (a no-op on files). */
@@ -321,29 +256,19 @@ export class AgentSession {
       await this.settle();
     } finally {
       this.close();
-      const store = this.store;
-      this.store = undefined;
-      await store?.close();
+      await this.home.close();
     }
   }
 
   private countUsage(model: string, u: Usage, into: FullUsage): void {
     addUsage(this.usage, u);
     addUsage(into, u);
-    let m = this.usageByModel.get(model);
-    if (!m) this.usageByModel.set(model, (m = zeroUsage()));
-    addUsage(m, u);
+    addModelUsage(this.usageByModel, model, u);
   }
 
   /** $ for the usage so far (undefined when a model's price is unknown). */
   cost(): number | undefined {
-    let total = 0;
-    for (const [model, u] of this.usageByModel) {
-      const p = priceOf(model, this.cfg.pricing);
-      if (!p) return undefined;
-      total += costOf(u, p.pricing);
-    }
-    return total;
+    return costOfModels(this.usageByModel, this.cfg.pricing);
   }
 
   /** One user turn: the prompt, then model calls and tools until the model answers. */

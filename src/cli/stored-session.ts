@@ -36,8 +36,8 @@ export interface StoredOpenOptions {
   continueLatest?: boolean;
 }
 
-/** The conversation --resume names: its id, or a prefix of exactly one id. */
-async function resolveId(store: ConversationStore, wanted: string): Promise<string> {
+/** The conversation an id names (--resume, /resume, lethe view): the id, or a prefix of exactly one id. */
+export async function resolveConversation(store: ConversationStore, wanted: string): Promise<string> {
   const ids = (await store.list()).map((c) => c.id);
   if (ids.includes(wanted)) return wanted;
   const matches = ids.filter((id) => id.startsWith(wanted));
@@ -69,7 +69,7 @@ function localFolder(store: ConversationStore, workspace: string, id: string): {
 export async function openStoredSession(store: ConversationStore, o: StoredOpenOptions): Promise<StoredSession> {
   const warnings: string[] = [];
   let id: string;
-  if (o.resume !== undefined) id = await resolveId(store, o.resume.trim());
+  if (o.resume !== undefined) id = await resolveConversation(store, o.resume.trim());
   else if (o.continueLatest) {
     const latest = await latestId(store, o.workspace);
     id = latest.id;

@@ -13,3 +13,10 @@ export function addUsage(a: FullUsage, u: Usage): void {
   a.cache_creation_input_tokens += u.cache_creation_input_tokens ?? 0;
   a.cache_read_input_tokens += u.cache_read_input_tokens ?? 0;
 }
+
+/** Adds a usage report into a per-model total. */
+export function addModelUsage(byModel: Map<string, FullUsage>, model: string, u: Usage): void {
+  let m = byModel.get(model);
+  if (!m) byModel.set(model, (m = zeroUsage()));
+  addUsage(m, u);
+}

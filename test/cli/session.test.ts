@@ -17,7 +17,7 @@ test("a failed model call closes the turn with a note; the next prompt is a sepa
     cfg.retry = { maxAttempts: 1, baseMs: 1, maxMs: 1 };
     const client = scriptedClient([new ModelError("invalid_request", "anthropic: 400 bad request"), "second answer"]);
     const session = new AgentSession(cfg, {}, client);
-    session.start();
+    await session.start();
     await assert.rejects(session.run("first question"), /400 bad request/);
     const r = await session.run("second question");
     assert.equal(r.text, "second answer");

@@ -4,12 +4,13 @@
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type SessionPaths, SessionNotFoundError, TOOL_RESULTS_DIR, TRANSCRIPT_FILE } from "../../session/paths.ts";
+import { type SessionPaths, TOOL_RESULTS_DIR, TRANSCRIPT_FILE } from "../../session/paths.ts";
 import { serializeEntry } from "../../session/transcript.ts";
 import { writeFileAtomic } from "../../session/tool-results.ts";
 import { connectStore } from "../../store/connect.ts";
 import { conversationFolder } from "../../store/files.ts";
 import { UsageError } from "../errors.ts";
+import { resolveConversation } from "../stored-session.ts";
 
 export interface StoredFolder {
   paths: SessionPaths;
@@ -24,19 +25,12 @@ const pathsOf = (id: string, dir: string): SessionPaths => ({ id, dir, transcrip
 export async function storedSessionFolder(location: string, wanted: string | undefined): Promise<StoredFolder> {
   const store = await connectStore(location);
   try {
-    const all = await store.list();
     let id: string;
     if (wanted === undefined) {
-      if (all.length === 0) throw new UsageError(`no conversation to view in ${store.location} yet`);
-      id = all[0]!.id;
-    } else {
-      const matches = all.some((c) => c.id === wanted) ? [wanted] : all.filter((c) => c.id.startsWith(wanted)).map((c) => c.id);
-      if (matches.length !== 1) {
-        const shown = JSON.stringify(wanted.length > 80 ? `${wanted.slice(0, 80)}…` : wanted);
-        throw new SessionNotFoundError(matches.length > 1 ? `lethe: conversation id ${shown} is ambiguous (${matches.length} conversations start with it); give more of it` : `lethe: no conversation ${shown} in ${store.location} (lethe sessions --store … lists them)`, wanted);
-      }
-      id = matches[0]!;
-    }
+      const newest = (await store.list())[0];
+      if (!newest) throw new UsageError(`no conversation to view in ${store.location} yet`);
+      id = newest.id;
+    } else id = await resolveConversation(store, wanted);
     if (store.kind === "files") return { paths: pathsOf(id, join(store.location, conversationFolder(id))), release: async () => {} };
     const lines = await (await store.conversation(id)).lines();
     const root = mkdtempSync(join(tmpdir(), "lethe-view-"));
