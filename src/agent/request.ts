@@ -61,14 +61,14 @@ export interface AccountDeps extends RequestDeps {
   /** The run's options: `requestCost` prices the request line. */
   opts: Pick<AgentOptions, "requestCost">;
   /** The run's usage so far; the reply's is added. */
-  usage: Required<Usage>;
+  usage: Required<Omit<Usage, "cleared_input_tokens">>;
 }
 
 /** After a reply: the transcript's request line, the run's usage, the "response" event, engine.observe. */
 export function accountReply(d: AccountDeps, r: SentRequest): void {
   const model = d.caller.model();
   if (d.transcript) logRequest(d.transcript, d.engine, { model, reply: r.reply, estimated: r.estimated, began: r.began, cost: d.opts.requestCost?.(model, r.reply.usage) });
-  for (const k of Object.keys(d.usage) as (keyof Usage)[]) d.usage[k] += r.reply.usage[k] ?? 0;
+  for (const k of Object.keys(d.usage) as (keyof typeof d.usage)[]) d.usage[k] += r.reply.usage[k] ?? 0;
   d.emit({ type: "response", usage: r.reply.usage, stopReason: r.reply.stopReason, model: d.caller.model() });
   d.engine.observe(r.sent, r.reply.message, r.reply.usage, d.shape);
 }

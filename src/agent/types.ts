@@ -104,7 +104,7 @@ export interface AgentResult {
   /** Text of the final assistant message (with the text of the replies it continued, after max_tokens). */
   text: string;
   turns: number;
-  usage: Required<Usage>;
+  usage: Required<Omit<Usage, "cleared_input_tokens">>;
   compactions: CompactionRecord[];
   /** Why the loop stopped. */
   stop: AgentStop;

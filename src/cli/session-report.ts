@@ -81,6 +81,8 @@ function blockMarkdown(b: ContentBlock): string {
       return `<details><summary>thinking</summary>\n\n${fence(b.thinking)}\n</details>`;
     case "redacted_thinking":
       return "_(redacted thinking)_";
+    case "compaction":
+      return typeof b.content === "string" ? `<details><summary>server compaction (summary of the earlier conversation)</summary>\n\n${fence(b.content)}\n</details>` : "_(server compaction that failed)_";
     case "tool_use":
       return `**tool call** \`${b.name}\` (${b.id})\n${fence(JSON.stringify(b.input, null, 2), "json")}`;
     case "tool_result": {

@@ -123,7 +123,7 @@ export type LayerEvent = BudgetEvent | SnipEvent | MicroEvent;
 export interface SummarizeEvent {
   kind: SummaryKind;
   /** "none": a reactive recovery that shrinking fresh results alone made fit. */
-  summarizer: "model" | "digest" | "none";
+  summarizer: "model" | "digest" | "none" | "server";
   /** The summary came from the background pre-summary (no wait at the threshold). */
   presummary: boolean;
   tokensBefore: number;

@@ -36,8 +36,12 @@ export interface EngineOptions extends ModelWindow {
   media?: MediaFormula;
   /** The model that writes summaries. Without it, summaries are digests (no model call). */
   summarizer?: Summarizer;
-  /** "digest" never calls a model for summaries. */
-  summarizerMode?: "model" | "digest";
+  /**
+   * "digest" never calls a model for summaries; "server" has the provider compact the conversation
+   * itself (Anthropic's compaction: its block is kept first, verbatim) while lethe still carries
+   * the user's messages, the file ledger, restored files and the todos.
+   */
+  summarizerMode?: "model" | "digest" | "server";
   hooks?: CompactHooks;
   /** Compactions are recorded here (boundary lines; a summary's rebuilt history, for resume). */
   transcript?: TranscriptWriter;

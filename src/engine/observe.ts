@@ -1,7 +1,9 @@
 // engine.observe: after each reply, the reported usage anchors the meter, unless the server
-// evidently cut the prompt to a smaller context of its own (then that window is learned).
+// evidently cut the prompt to a smaller context of its own (then that window is learned), or
+// compacted or edited it on its side (Anthropic's context management).
 import type { Message } from "../messages/types.ts";
 import { checkHistory, checkMessage } from "../messages/input.ts";
+import { isCompaction } from "../messages/compaction.ts";
 import { type Usage, usageInput } from "../tokens/meter.ts";
 import type { PrepareCall } from "./contract.ts";
 import { checkUsage } from "./options.ts";
@@ -18,12 +20,33 @@ function visibleTokens(s: EngineState, history: readonly Message[], fixedTokens:
   return n;
 }
 
+/** Tokens the server's context editing cleared, from an Anthropic (beta) reply's context_management. */
+function clearedBy(reply: Message): number {
+  try {
+    const edits = (reply as { context_management?: { applied_edits?: { cleared_input_tokens?: unknown }[] } }).context_management?.applied_edits;
+    if (!Array.isArray(edits)) return 0;
+    return edits.reduce((n, e) => n + (typeof e?.cleared_input_tokens === "number" && e.cleared_input_tokens > 0 ? e.cleared_input_tokens : 0), 0);
+  } catch {
+    return 0; // a reply whose extras cannot be read: nothing cleared that we know of
+  }
+}
+
 export function observeReply(s: EngineState, sent: readonly Message[], reply: Message, usage: Usage, call: PrepareCall = {}): void {
   checkHistory(sent, "observe: sent");
   checkMessage(reply, "observe: reply");
   usage = checkUsage(usage);
   s.lastResponseAt = (s.opts.now ?? Date.now)();
   const fixed = call.fixedTokens ?? 0;
+  // The server compacted the context while answering (a compaction block in the reply): what it
+  // reported is its compacted context, not what was sent. Nothing to calibrate on; the next
+  // request starts from the block, and growth is measured afresh from there.
+  if (Array.isArray(reply.content) && reply.content.some(isCompaction)) {
+    s.rewrote = true;
+    return;
+  }
+  // The server's context editing took tokens out before counting: compare with what was sent.
+  const cleared = usage.cleared_input_tokens ?? clearedBy(reply);
+  if (cleared) usage = { ...usage, input_tokens: usage.input_tokens + cleared };
   if (s.rewrote) {
     s.rewrote = false;
     s.truncation.reanchor(usageInput(usage), visibleTokens(s, sent, fixed));

@@ -40,7 +40,7 @@ const OPTIONS: Record<keyof EngineOptions, Check> = {
   model: (v) => (typeof v === "string" ? null : "must be a string (the model's name)"),
   media: oneOf("anthropic", "openai"),
   summarizer: (v) => (isObj(v) && isObj(v.client) && typeof v.client.stream === "function" && typeof v.model === "string" ? null : "must be { client, model }: a ModelClient and a model name"),
-  summarizerMode: oneOf("model", "digest"),
+  summarizerMode: oneOf("model", "digest", "server"),
   hooks: withMethods([], ["preCompact", "postCompact"]),
   transcript: withMethods(["appendBoundary"], ["uuidOf"]),
   transcriptHoldsHistory: (v) => (typeof v === "boolean" ? null : "must be true or false"),
@@ -82,6 +82,9 @@ function check(opts: EngineOptions): void {
   const conversational = isObj(opts.store) && typeof opts.store.conversation === "function";
   if (conversational && opts.conversationId === undefined) refuse("a conversation store needs a conversationId (the chat's or thread's id)");
   if (!conversational && opts.conversationId !== undefined) refuse("conversationId needs a conversation store (store: await connectStore(…))");
+  if (opts.summarizerMode === "server" && !(opts.summarizer as { client?: { serverCompaction?: unknown } } | undefined)?.client?.serverCompaction) {
+    refuse(`summarizerMode "server" needs a summarizer whose client compacts on the server (lethe's Anthropic client: createAnthropicClient)`);
+  }
   const th = opts.config?.threshold?.tokens;
   if (typeof th === "number" && th >= w) throw new LetheInputError("createEngine", "", `lethe config: threshold.tokens (${th}) must be below contextWindow (${w})`);
 }
@@ -104,6 +107,7 @@ export function checkUsage(usage: Usage): Usage {
     const out: Usage = { input_tokens: usage.input_tokens, output_tokens: usage.output_tokens };
     if (usage.cache_creation_input_tokens != null) out.cache_creation_input_tokens = usage.cache_creation_input_tokens;
     if (usage.cache_read_input_tokens != null) out.cache_read_input_tokens = usage.cache_read_input_tokens;
+    if (usage.cleared_input_tokens != null) out.cleared_input_tokens = usage.cleared_input_tokens;
     for (const [k, v] of Object.entries(out)) {
       // output_tokens may be missing (counted as 0 where it is read); a BigInt or a string never.
       if (typeof v !== "number" && !(k === "output_tokens" && v == null)) throw new LetheInputError(`observe: usage.${k}`, `must be a number of tokens, got ${show(v)}`);

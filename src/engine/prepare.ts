@@ -1,7 +1,9 @@
-// engine.prepare: every request passes through repair first, then the cheap layers (budget,
+// engine.prepare: every request starts where the server's context does (its last compaction
+// block), passes through repair, then the cheap layers (budget,
 // snip, micro), and validate last; measured once, and its boundaries logged.
 import type { Message } from "../messages/types.ts";
 import { repair, validate } from "../messages/invariants.ts";
+import { fromServerStart } from "../messages/compaction.ts";
 import { prepare } from "../compaction/pipeline.ts";
 import { indexNewCalls } from "../compaction/state/ledger.ts";
 import { compactionRecords } from "../compaction/state/records.ts";
@@ -17,7 +19,9 @@ export function checked(history: Message[]): Message[] {
 }
 
 export function prepareRequest(s: EngineState, input: readonly Message[], call: PrepareCall = {}): EnginePrepareResult {
-  const history = s.follower.resolve(input);
+  // What the server keeps: from its last compaction block on; the blocks before it it ignores,
+  // so they are neither counted, compacted nor sent (the transcript has them).
+  const history = fromServerStart(s.follower.resolve(input));
   const repaired = repair(history);
   // The file ledger is parsed a turn at a time, not all at once when a compaction walks it.
   indexNewCalls(repaired.history, s.indexed);

@@ -3,6 +3,7 @@
 // results, and summarise only when that was not enough.
 import type { Message } from "../messages/types.ts";
 import { repair } from "../messages/invariants.ts";
+import { fromServerStart } from "../messages/compaction.ts";
 import { autoCompactThreshold } from "../compaction/config/config.ts";
 import type { SummarizeEvent, WindowLearnedEvent } from "../compaction/types.ts";
 import { byteTarget, shrinkBytes, shrinkFresh, shrinkOnlyEvent } from "../compaction/layers/reactive.ts";
@@ -43,7 +44,8 @@ export function recoverFrom(s: EngineState, history: readonly Message[], error: 
       s.emit(event);
       return { history: out, events, tokens: event.tokensAfter, threshold: s.threshold };
     };
-    let source = repair(history).history;
+    // What the server keeps: from its last compaction block on (the rest it ignores anyway).
+    let source = repair(fromServerStart(history)).history;
     if (error.overBytes) {
       // A limit on bytes (413): attachments weigh megabytes and few tokens; take them out first.
       const target = byteTarget(source, error.limitBytes);

@@ -48,7 +48,10 @@ function encodeAssistant(m: Message, i: number, strict: boolean, reasoning: ToOp
     else if (b.type === "tool_use") {
       calls.push({ id: b.id, type: "function", function: { name: b.name, arguments: encodeArgs(b.input) } });
     } else if (b.type === "tool_result") fail("toOpenAI", i, "(assistant) holds a tool_result block");
-    else if (strict && b.type !== "redacted_thinking") texts.push(placeholder(b));
+    else if (strict && b.type === "compaction") {
+      const text = plainText(b); // a failed compaction (no content) is a no-op: nothing to send
+      if (text !== undefined) texts.push(text);
+    } else if (strict && b.type !== "redacted_thinking") texts.push(placeholder(b));
   }
   const out: OpenAIAssistantMessage = {
     role: "assistant",
@@ -163,6 +166,8 @@ function plainText(b: ContentBlock): string | undefined {
     return parts.length > 0 ? parts.join("\n") : undefined;
   };
   const title = typeof d.title === "string" ? ` "${d.title}"` : "";
+  // Anthropic's server-side compaction: its summary is what the model knew of the earlier turns.
+  if (d.type === "compaction") return typeof d.content === "string" && d.content !== "" ? `[summary of the earlier conversation]\n${d.content}` : undefined;
   if (d.type === "search_result") {
     const body = texts(d.content);
     return body === undefined ? undefined : `[search result${title}${typeof d.source === "string" ? ` (${d.source})` : ""}]\n${body}`;

@@ -1,4 +1,5 @@
 // Repair: fix what can be fixed so that validate() reports nothing, without losing text.
+import { leadingCompaction } from "./compaction.ts";
 import { dropOrphan, missingResultText, pairToolUses } from "./repair-pairs.ts";
 import { type Fix, NONE, type RepairOptions, addMisplaced, appendToRow, hasUse, newTable, pushRow, rowsToMessages } from "./repair-table.ts";
 import type { ContentBlock, Message, Role, ToolResultBlock } from "./types.ts";
@@ -99,7 +100,8 @@ export function repair(history: readonly Message[], opts: RepairOptions = {}): R
       continue;
     }
 
-    if (t.rows === 0 && role === "assistant") {
+    // A history the server compacted starts with its compaction block, as the API wants it.
+    if (t.rows === 0 && role === "assistant" && !leadingCompaction([{ role, content: blocks }])) {
       const text = opts.continuationText ?? CONTINUATION_TEXT;
       pushRow(t, "user", [{ type: "text", text }], null, null, i);
       fixes.push({

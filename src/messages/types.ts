@@ -54,6 +54,19 @@ export interface ToolResultBlock {
   [extra: string]: unknown;
 }
 
+/**
+ * Anthropic's server-side compaction: the server's summary of everything before it. Sent back
+ * verbatim (content, encrypted_content, signature); the server ignores the blocks before it.
+ * null content is a compaction that failed (the server treats it as a no-op).
+ */
+export interface CompactionBlock {
+  type: "compaction";
+  content?: string | null;
+  encrypted_content?: string | null;
+  signature?: string | null;
+  [extra: string]: unknown;
+}
+
 /** Any block of a message (unknown provider blocks pass through as they are). */
 export type ContentBlock =
   | TextBlock
@@ -61,7 +74,8 @@ export type ContentBlock =
   | ThinkingBlock
   | RedactedThinkingBlock
   | ToolUseBlock
-  | ToolResultBlock;
+  | ToolResultBlock
+  | CompactionBlock;
 
 /** Who wrote a message. */
 export type Role = "user" | "assistant";

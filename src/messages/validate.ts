@@ -2,7 +2,8 @@
 // reports every violation, and a repair that fixes what can be fixed without losing text.
 //
 // Rules (Anthropic Messages API):
-// - the first message is `user`, roles alternate;
+// - the first message is `user` (or an assistant message that starts with a server-side
+//   `compaction` block: the API's own summary, sent first), roles alternate;
 // - no empty content: no empty or blank string content, no empty block list, no blank text block
 //   (the API rejects empty and whitespace-only text blocks);
 // - tool_use only in assistant messages, tool_result only in user messages;
@@ -13,6 +14,7 @@
 // - in a user message, tool_result blocks come before every other block.
 //
 // Both functions are O(total blocks) and never serialise content.
+import { leadingCompaction } from "./compaction.ts";
 import { checkHistory, show } from "./input.ts";
 import type { ContentBlock, Message } from "./types.ts";
 
@@ -100,7 +102,7 @@ function check(history: readonly Message[], opts: ValidateOptions, out: Violatio
     const m = history[i]!;
     const role = m.role;
     if (role !== "user" && role !== "assistant") out.push({ kind: "role_order", index: i, message: `unknown role ${show(role)}` });
-    else if (i === 0 && role !== "user") out.push({ kind: "role_order", index: i, message: "the first message is not a user message" });
+    else if (i === 0 && role !== "user" && !leadingCompaction(history)) out.push({ kind: "role_order", index: i, message: "the first message is not a user message" });
     else if (i > 0 && history[i - 1]!.role === role) out.push({ kind: "role_order", index: i, message: `two ${role} messages in a row (${i - 1}, ${i})` });
 
     const content = m.content as unknown;

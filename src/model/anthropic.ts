@@ -56,6 +56,25 @@ export interface AnthropicClientOptions {
   promptCache?: boolean;
   /** The SDK's log level; "off" by default because every error reaches the caller as a ModelError. */
   logLevel?: "off" | "error" | "warn" | "info" | "debug";
+  /**
+   * The API's own context management, sent with every request (beta): `compact_20260112`
+   * (server-side compaction), `clear_tool_uses_20250919`, `clear_thinking_20251015`. lethe carries
+   * the compaction blocks it returns verbatim and counts what the server keeps.
+   */
+  contextManagement?: { edits: Record<string, unknown>[] };
+  /** Extra `anthropic-beta` flags (the ones contextManagement needs are added for you). */
+  betas?: string[];
+}
+
+/** The beta flags a request needs for the context management it uses. */
+const COMPACT_BETA = "compact-2026-01-12";
+const CONTEXT_BETA = "context-management-2025-06-27";
+function betasFor(opts: AnthropicClientOptions, compaction: boolean): string[] {
+  const out = new Set(opts.betas ?? []);
+  const edits = compaction ? [] : (opts.contextManagement?.edits ?? []);
+  if (compaction || edits.some((e) => e.type === "compact_20260112")) out.add(COMPACT_BETA);
+  if (edits.some((e) => e.type !== "compact_20260112")) out.add(CONTEXT_BETA);
+  return [...out];
 }
 
 export interface AnthropicModelClient extends ModelClient {
@@ -72,7 +91,8 @@ const EPHEMERAL = { type: "ephemeral" } as const;
 const UNCACHEABLE = new Set(["thinking", "redacted_thinking"]);
 
 function withoutCacheControl(b: ContentBlock): ContentBlock {
-  if (!("cache_control" in b)) return b;
+  // A server compaction block goes back exactly as it came (its breakpoint included).
+  if (!("cache_control" in b) || b.type === "compaction") return b;
   const { cache_control: _drop, ...rest } = b;
   return rest as ContentBlock;
 }
@@ -120,6 +140,8 @@ export function mapAnthropicStopReason(reason: string | null | undefined): StopR
     case "refusal":
     case "pause_turn":
       return reason;
+    case "compaction": // paused after a server-side compaction (pause_after_compaction): send it back to go on
+      return "pause_turn";
     case "model_context_window_exceeded": // output cut because the context window filled up: compact, then go on
       return "context_window";
     default:
@@ -165,7 +187,9 @@ export class AnthropicAssembler {
         return;
       }
       case "content_block_start": {
-        const b = cleanBlock({ ...event.content_block });
+        // A compaction block is sent back verbatim: its nulls stay.
+        const raw = event.content_block as unknown as Obj;
+        const b = raw.type === "compaction" ? { ...raw } : cleanBlock({ ...raw });
         this.blocks[event.index] = b;
         if (b.type === "tool_use" || b.type === "server_tool_use") {
           this.json.set(event.index, "");
@@ -189,6 +213,11 @@ export class AnthropicAssembler {
           this.json.set(event.index, (this.json.get(event.index) ?? "") + d.partial_json);
         } else if (d.type === "citations_delta") {
           b.citations = [...((b.citations as unknown[] | undefined) ?? []), d.citation];
+        } else if ((d as Obj).type === "compaction_delta") {
+          // The delta carries the block's final content (and encrypted content), not a piece of it.
+          const c = d as unknown as Obj;
+          b.content = c.content ?? null;
+          if ("encrypted_content" in c) b.encrypted_content = c.encrypted_content;
         }
         return;
       }
@@ -208,6 +237,12 @@ export class AnthropicAssembler {
         if (u.input_tokens != null) this.usage.input_tokens = u.input_tokens;
         if (u.cache_creation_input_tokens != null) this.usage.cache_creation_input_tokens = u.cache_creation_input_tokens;
         if (u.cache_read_input_tokens != null) this.usage.cache_read_input_tokens = u.cache_read_input_tokens;
+        // What the server's context editing cleared before counting (compared with what was sent).
+        const edits = ((event as unknown as Obj).context_management as { applied_edits?: { cleared_input_tokens?: unknown }[] } | null | undefined)?.applied_edits;
+        if (Array.isArray(edits)) {
+          const cleared = edits.reduce((n, e) => n + (typeof e?.cleared_input_tokens === "number" ? e.cleared_input_tokens : 0), 0);
+          if (cleared > 0) this.usage.cleared_input_tokens = cleared;
+        }
         return;
       }
       case "message_stop":
@@ -268,6 +303,7 @@ export function createAnthropicClient(opts: AnthropicClientOptions = {}): Anthro
   return {
     provider: "anthropic",
     sdk,
+    serverCompaction: true,
 
     async stream(request, onEvent) {
       const params: MessageCreateParamsStreaming = {
@@ -278,11 +314,17 @@ export function createAnthropicClient(opts: AnthropicClientOptions = {}): Anthro
         ...(request.temperature !== undefined && !thinkingOn ? { temperature: request.temperature } : {}),
         ...(opts.thinking ? { thinking: opts.thinking } : {}),
       };
+      // The API's context management (beta body fields): a compaction request cannot carry it.
+      const extra: Obj = request.compaction
+        ? { compaction: { type: "summarize", ...(request.compaction.instructions?.trim() ? { instructions: request.compaction.instructions } : {}) } }
+        : opts.contextManagement ? { context_management: opts.contextManagement } : {};
+      Object.assign(params, extra);
+      const betas = betasFor(opts, request.compaction !== undefined);
       const signal = request.signal;
       const idle = new IdleWatch(signal, opts.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS);
       try {
         if (signal?.aborted) throw new ModelError("aborted", "anthropic: request aborted");
-        const stream = await sdk.messages.create(params, { signal: idle.signal });
+        const stream = await sdk.messages.create(params, { signal: idle.signal, ...(betas.length ? { headers: { "anthropic-beta": betas.join(",") } } : {}) });
         idle.kick();
         const acc = new AnthropicAssembler(onEvent);
         for await (const event of stream) {

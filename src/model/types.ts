@@ -23,6 +23,11 @@ export interface ModelRequest {
   toolChoice?: "auto" | "none";
   temperature?: number;
   signal?: AbortSignal;
+  /**
+   * Ask the server to compact the conversation itself (Anthropic's `compaction` request): the
+   * reply holds one `compaction` block. Only clients with `serverCompaction` take it.
+   */
+  compaction?: { instructions?: string };
 }
 
 /** Why a reply ended. */
@@ -92,6 +97,8 @@ export interface ModelClient {
   readonly provider: "anthropic" | "openai";
   /** One streamed call; resolves with the whole reply, rejects with a ModelError. */
   stream(request: ModelRequest, onEvent?: (e: StreamEvent) => void): Promise<ModelResponse>;
+  /** The server can summarise a conversation into a compaction block (request.compaction). */
+  readonly serverCompaction?: boolean;
   /** Exact input tokens where the provider can count them (Anthropic count_tokens). */
   countTokens?(request: Omit<ModelRequest, "maxTokens">): Promise<number>;
 }

@@ -230,6 +230,9 @@ export function renderMessage(m: Message): { text: string; segments: Segment[] }
       case "redacted_thinking":
         parts.push({ text: "[redacted thinking]" });
         break;
+      case "compaction":
+        parts.push({ text: typeof b.content === "string" ? `[server compaction: summary of the earlier conversation]\n${b.content}` : "[server compaction that failed]" });
+        break;
       case "image":
         parts.push({ text: "[image]" });
         break;

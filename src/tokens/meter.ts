@@ -13,6 +13,12 @@ export interface Usage {
   output_tokens: number;
   cache_creation_input_tokens?: number | null;
   cache_read_input_tokens?: number | null;
+  /**
+   * Input tokens the server's own context editing took out of this request before counting it
+   * (Anthropic's clear_tool_uses / clear_thinking: context_management.applied_edits). lethe adds
+   * them back to compare the report with what it sent; billing counts only input_tokens.
+   */
+  cleared_input_tokens?: number | null;
 }
 
 /** Everything the provider counted for a request and its reply. */

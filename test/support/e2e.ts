@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createEngine, type EngineOptions } from "../../src/engine/index.ts";
-import { createAnthropicClient } from "../../src/model/anthropic.ts";
+import { type AnthropicClientOptions, createAnthropicClient } from "../../src/model/anthropic.ts";
 import { createOpenAIClient } from "../../src/model/openai.ts";
 import type { ModelClient, ToolDefinition } from "../../src/model/types.ts";
 import { createSessionDir } from "../../src/session/paths.ts";
@@ -63,9 +63,11 @@ export async function setupE2E(opts: {
   provider: "anthropic" | "openai";
   fake: FakeOptions;
   engine: Omit<EngineOptions, "sessionDir" | "summarizer" | "transcript"> & { summarizer?: boolean };
+  /** More options of lethe's Anthropic client (context management, say). */
+  anthropic?: AnthropicClientOptions;
 }): Promise<E2E> {
   const fake = opts.provider === "anthropic" ? await startFakeAnthropic(opts.fake) : await startFakeOpenAI(opts.fake);
-  const client = opts.provider === "anthropic" ? createAnthropicClient({ baseURL: fake.url, apiKey: "test-key" }) : createOpenAIClient({ baseURL: fake.url, apiKey: "test-key" });
+  const client = opts.provider === "anthropic" ? createAnthropicClient({ ...opts.anthropic, baseURL: fake.url, apiKey: "test-key" }) : createOpenAIClient({ baseURL: fake.url, apiKey: "test-key" });
   const dir = mkdtempSync(join(tmpdir(), "lethe-e2e-"));
   const session = createSessionDir(dir);
   const transcript = openTranscript(session.transcript, { header: { id: session.id, cwd: dir } });

@@ -38,7 +38,7 @@ export function shrinkFresh(history: readonly Message[], ctx: LayerContext, over
 
 /** Blocks smaller than this are not worth taking out for a byte limit. */
 const MIN_MEDIA_BYTES = 10_000;
-const NOT_MEDIA = new Set(["text", "tool_use", "tool_result", "thinking", "redacted_thinking"]);
+const NOT_MEDIA = new Set(["text", "tool_use", "tool_result", "thinking", "redacted_thinking", "compaction"]);
 
 export interface ByteShrink {
   history: Message[];

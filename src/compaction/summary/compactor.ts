@@ -9,7 +9,7 @@ import type { TokenCounter } from "../../tokens/count.ts";
 import { type CompactionConfig, rebuildBudgets } from "../config/config.ts";
 import { digest } from "./digest.ts";
 import { rebuild } from "./rebuild.ts";
-import { summarize } from "./summarize.ts";
+import { type SummarizeResult, summarize } from "./summarize.ts";
 import type { CompactionEvent, ModelWindow, SummarizeEvent } from "../types.ts";
 
 /** The model that writes summaries: a client and a model name. */
@@ -31,7 +31,8 @@ export interface CompactorOptions {
   counter: TokenCounter;
   /** The model that writes summaries; without it (or with mode "digest") digest does. */
   summarizer?: Summarizer;
-  mode?: "model" | "digest";
+  /** "server": the summarizer's client compacts on its side (it must have serverCompaction). */
+  mode?: "model" | "digest" | "server";
   hooks?: CompactHooks;
   archivePath?: string;
   readFile?: (path: string) => string | undefined;
@@ -125,6 +126,7 @@ export function createCompactor(opts: CompactorOptions) {
       signal: shape.signal,
       contextWindow: opts.window.contextWindow,
       fixedTokens: shape.fixedTokens,
+      server: opts.mode === "server",
     });
   }
 
@@ -147,7 +149,7 @@ export function createCompactor(opts: CompactorOptions) {
       turn++;
       if (tokens <= threshold && turn - lastCompactionTurn > config.summary.thrashTurns) thrash = 0;
       const share = config.summary.presummaryShare;
-      if (share > 0 && useModel() && config.summary.auto !== "off" && tokens >= share * threshold && tokens <= threshold && !pre) {
+      if (share > 0 && useModel() && opts.mode !== "server" && config.summary.auto !== "off" && tokens >= share * threshold && tokens <= threshold && !pre) {
         const prefix = history.slice();
         emit({ kind: "presummary_started", tokens, threshold });
         const promise = modelSummary(prefix, shape).then(
@@ -183,6 +185,7 @@ export function createCompactor(opts: CompactorOptions) {
       let fromPre = false;
       let dropped = 0;
       let keepFrom: number | undefined;
+      let server: SummarizeResult["block"];
 
       // A background summary of an unchanged prefix: swap without waiting for a new call.
       const p = pre;
@@ -201,7 +204,8 @@ export function createCompactor(opts: CompactorOptions) {
         try {
           const r = await modelSummary(history, shape, instructions);
           summary = r.summary;
-          summarizer = "model";
+          summarizer = r.block ? "server" : "model";
+          server = r.block;
           dropped = r.droppedForOverflow;
           failures = 0;
         } catch (e) {
@@ -211,7 +215,7 @@ export function createCompactor(opts: CompactorOptions) {
       }
       if (summary === undefined) summary = digest(history, { counter, maxTokens: current().summaryTokens });
 
-      const built = rebuild({ history, summary, kind: trigger, budgets: current(), counter, archivePath: opts.archivePath, readFile: opts.readFile, keepFrom });
+      const built = rebuild({ history, summary, kind: trigger, budgets: current(), counter, archivePath: opts.archivePath, readFile: opts.readFile, keepFrom, server });
       const tokensAfter = (shape.fixedTokens ?? 0) + counter.messages(built.history);
       if (trigger === "manual" && tokensAfter >= tokensBefore) {
         // /compact must never make the context larger: keep the history as it is, and say why.

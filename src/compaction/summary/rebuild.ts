@@ -2,7 +2,8 @@
 // carries the continuation note, the summary, and what must survive verbatim (the user's
 // own messages, the file ledger, restored files, todos); then the newest rounds, whole.
 import { toolResultsOf, toolUsesOf } from "../../messages/blocks.ts";
-import type { ContentBlock, Message } from "../../messages/types.ts";
+import { leadingCompaction } from "../../messages/compaction.ts";
+import type { CompactionBlock, ContentBlock, Message } from "../../messages/types.ts";
 import type { TokenCounter } from "../../tokens/count.ts";
 import { type FileLedger, callFiles, ledgerOf, renderLedger } from "../state/ledger.ts";
 import { carriedWorkOf, renderWorkWithin, workRecordOf } from "../state/work.ts";
@@ -39,6 +40,8 @@ export interface RebuildInput {
   readFile?: (path: string) => string | undefined;
   /** Keep every message from this index on verbatim (what a pre-summary did not cover). */
   keepFrom?: number;
+  /** The server wrote the summary as its own compaction block: it goes first, and the note does not repeat it. */
+  server?: CompactionBlock;
 }
 
 export interface RebuildResult {
@@ -150,10 +153,11 @@ export function rebuild(input: RebuildInput): RebuildResult {
   const todos = todosOf(history);
 
   const where = input.archivePath ? ` The full transcript is at ${input.archivePath};` : " The full transcript is kept on disk;";
-  const head =
-    `${REBUILD_TAG} an earlier conversation that was compacted (${input.kind}, ${before.length} messages summarised).${where} ` +
-    `use the recall tool to search it or read any part of it. Summary of the conversation so far:]\n\n` +
-    summary.render(input.summary);
+  const head = input.server
+    ? `${REBUILD_TAG} an earlier conversation that was compacted (${input.kind}, ${before.length} messages summarised by the server, above).${where} use the recall tool to search it or read any part of it.]`
+    : `${REBUILD_TAG} an earlier conversation that was compacted (${input.kind}, ${before.length} messages summarised).${where} ` +
+      `use the recall tool to search it or read any part of it. Summary of the conversation so far:]\n\n` +
+      summary.render(input.summary);
 
   const blocks: ContentBlock[] = [{ type: "text", text: head }];
   const kept = sel.latest !== undefined && tailTyped.length > 0 ? [...sel.kept, sel.latest] : sel.kept;
@@ -173,8 +177,11 @@ export function rebuild(input: RebuildInput): RebuildResult {
     blocks.push({ type: "text", text: `${CONTINUE_TAG}, following the user's latest request; do not ask the user to repeat anything.]` });
   }
 
+  // The server's own compaction block stays first, verbatim: it is the server's summary of what
+  // came before it (never summarised over), and the API ignores whatever precedes it.
+  const server = input.server ?? leadingCompaction(history);
   return {
-    history: [{ role: "user", content: blocks }, ...tail],
+    history: [...(server ? [{ role: "assistant" as const, content: [server] }] : []), { role: "user", content: blocks }, ...tail],
     tailStart: start,
     restored: files.restored,
     ledger,

@@ -4,22 +4,28 @@
 // tools, the history as the prefix) with the instruction appended last, so it reads the
 // prompt cache instead of paying for the whole history again. Tool use is refused.
 import { blocksOf } from "../../messages/blocks.ts";
-import type { Message } from "../../messages/types.ts";
+import { isCompaction, leadingCompaction } from "../../messages/compaction.ts";
+import type { CompactionBlock, Message } from "../../messages/types.ts";
 import { type ModelClient, ModelError, type ModelRequest, type ModelResponse, type ToolDefinition } from "../../model/types.ts";
 import type { TokenCounter } from "../../tokens/count.ts";
 import { previousSummaryOf } from "../state/retain.ts";
 import { summary } from "../state/tags.ts";
 
 /** The instruction appended to a summary request (sections, focus, and how to fold in a previous summary). */
-export function summaryInstruction(opts: { focus?: string; hasPrevious: boolean; maxTokens: number }): string {
-  const lines = [
-    "STOP. Do not call any tool now: tools are disabled for this turn and any tool call will be discarded. Reply with text only.",
-    "",
-    "The conversation above is about to be compacted to free context. Write the notes you will work from afterwards: everything needed to carry on without the original messages.",
-    "",
-    "First think inside <analysis>…</analysis>: go through the conversation in order and note what the user asked for, what was done, which files matter and why, what failed and how it was fixed, and what is unfinished. This part is discarded.",
-    "",
-    "Then write the notes inside <summary>…</summary>, with these sections:",
+export function summaryInstruction(opts: { focus?: string; hasPrevious: boolean; maxTokens: number; server?: boolean }): string {
+  // For the server's compaction the whole reply is the summary: no analysis part, no tags.
+  const lines = opts.server
+    ? ["The conversation above is about to be compacted to free context. Write the notes you will work from afterwards: everything needed to carry on without the original messages, with these sections:"]
+    : [
+        "STOP. Do not call any tool now: tools are disabled for this turn and any tool call will be discarded. Reply with text only.",
+        "",
+        "The conversation above is about to be compacted to free context. Write the notes you will work from afterwards: everything needed to carry on without the original messages.",
+        "",
+        "First think inside <analysis>…</analysis>: go through the conversation in order and note what the user asked for, what was done, which files matter and why, what failed and how it was fixed, and what is unfinished. This part is discarded.",
+        "",
+        "Then write the notes inside <summary>…</summary>, with these sections:",
+      ];
+  lines.push(
     "1. Goal — what the user wants overall, in their terms, with every explicit constraint or preference they stated.",
     "2. Key technical facts — languages, frameworks, commands, APIs, conventions of this codebase that were learned.",
     "3. Files — each file read or changed that still matters: path, why it matters, what changed (short code excerpts where exact text matters).",
@@ -31,12 +37,12 @@ export function summaryInstruction(opts: { focus?: string; hasPrevious: boolean;
     "9. Next step — the single next action, consistent with the user's latest request; quote the latest request where it helps. Do not start new work the user did not ask for.",
     "",
     `Keep the summary under about ${Math.round(opts.maxTokens * 0.75).toLocaleString("en-US")} tokens. Be specific: paths, names, numbers and exact error text beat generalities.`,
-  ];
+  );
   if (opts.hasPrevious) {
     lines.push("", "The conversation starts from an earlier summary: fold its content into the new summary (keep what still matters), do not start from zero.");
   }
   if (opts.focus?.trim()) lines.push("", `Additional instructions for this summary: ${opts.focus.trim()}`);
-  lines.push("", "Remember: text only, no tool calls. Start with <analysis>.");
+  if (!opts.server) lines.push("", "Remember: text only, no tool calls. Start with <analysis>.");
   return lines.join("\n");
 }
 
@@ -76,10 +82,12 @@ export function parseSummary(reply: ModelResponse): string {
 
 /** Drop the oldest whole rounds (from the first assistant message on) so about `share` of the history goes. */
 export function dropOldestRounds(history: readonly Message[], counter: TokenCounter, tokensToDrop: number): Message[] {
-  // Keep message 0 (the task); cut just before an assistant message so pairs stay whole.
+  // Keep the task (message 0, a user message); cut just before an assistant message so pairs stay
+  // whole. A history the server compacted starts with its compaction block: keep it and the task after it.
+  const task = leadingCompaction(history) ? 1 : 0;
   let dropped = 0;
-  let cut = 1;
-  for (let i = 1; i < history.length - 1; i++) {
+  let cut = task + 1;
+  for (let i = task + 1; i < history.length - 1; i++) {
     dropped += counter.message(history[i]!);
     if (history[i + 1]!.role === "assistant" && dropped >= tokensToDrop) {
       cut = i + 1;
@@ -87,11 +95,11 @@ export function dropOldestRounds(history: readonly Message[], counter: TokenCoun
     }
     if (history[i + 1]!.role === "assistant") cut = i + 1;
   }
-  if (cut <= 1) return history.slice();
-  const first = history[0]!;
-  const note = { type: "text" as const, text: `[lethe: ${cut - 1} older messages were left out of this summary request to fit the window; they are in the transcript.]` };
-  // message 0 is user and history[cut] is assistant: roles still alternate.
-  return [{ ...first, content: [...blocksOf(first), note] }, ...history.slice(cut)];
+  if (cut <= task + 1) return history.slice();
+  const first = history[task]!;
+  const note = { type: "text" as const, text: `[lethe: ${cut - task - 1} older messages were left out of this summary request to fit the window; they are in the transcript.]` };
+  // the task is a user message and history[cut] is assistant: roles still alternate.
+  return [...history.slice(0, task), { ...first, content: [...blocksOf(first), note] }, ...history.slice(cut)];
 }
 
 /**
@@ -138,6 +146,8 @@ export interface SummarizeArgs {
   contextWindow?: number;
   /** Tokens of the system prompt and tools. */
   fixedTokens?: number;
+  /** The server compacts (Anthropic's compaction request): its compaction block is the summary. */
+  server?: boolean;
 }
 
 export interface SummarizeResult {
@@ -146,15 +156,21 @@ export interface SummarizeResult {
   /** Messages dropped from the front to make the request fit. */
   droppedForOverflow: number;
   request: ModelRequest;
+  /** The server's compaction block, when the server wrote the summary. */
+  block?: CompactionBlock;
 }
 
 /** Sends one summary request (the conversation as sent, plus the instruction, tools forbidden) and returns the summary text; drops the oldest rounds when the request itself is too long. */
 export async function summarize(args: SummarizeArgs): Promise<SummarizeResult> {
   const hasPrevious = previousSummaryOf(args.history) !== undefined;
-  const instruction = summaryInstruction({ focus: args.focus, hasPrevious, maxTokens: args.maxTokens });
+  const instruction = summaryInstruction({ focus: args.focus, hasPrevious, maxTokens: args.maxTokens, server: args.server });
   let history = args.history.slice();
   const tries = args.overflowRetries ?? 3;
-  const build = () => ({ ...summaryRequest({ model: args.model, system: args.system, tools: args.tools, history, instruction, maxTokens: args.maxTokens }), signal: args.signal });
+  // The server's compaction takes the conversation as it is; its own prompt unless there is a focus.
+  const build = (): ModelRequest =>
+    args.server
+      ? { model: args.model, system: args.system, tools: args.tools, messages: history, maxTokens: args.maxTokens, signal: args.signal, compaction: args.focus?.trim() ? { instructions: instruction } : {} }
+      : { ...summaryRequest({ model: args.model, system: args.system, tools: args.tools, history, instruction, maxTokens: args.maxTokens }), signal: args.signal };
   // Never send a summary request we already know is over the window (estimate, with a margin).
   if (args.contextWindow) {
     const limit = args.contextWindow * 0.95;
@@ -180,7 +196,13 @@ export async function summarize(args: SummarizeArgs): Promise<SummarizeResult> {
     const request = build();
     try {
       const reply = await args.client.stream(request);
-      return { summary: parseSummary(reply), usage: reply.usage, droppedForOverflow: args.history.length - history.length, request };
+      const dropped = args.history.length - history.length;
+      if (args.server) {
+        const block = blocksOf(reply.message).find(isCompaction);
+        if (!block || typeof block.content !== "string" || block.content.trim() === "") throw new ModelError("invalid_request", "the server's compaction returned no summary");
+        return { summary: block.content, usage: reply.usage, droppedForOverflow: dropped, request, block };
+      }
+      return { summary: parseSummary(reply), usage: reply.usage, droppedForOverflow: dropped, request };
     } catch (e) {
       if (e instanceof ModelError && e.kind === "prompt_too_long" && e.limitTokens) args.onLimit?.(e.limitTokens);
       if (!(e instanceof ModelError) || e.kind !== "prompt_too_long" || attempt >= tries) throw e;

@@ -8,6 +8,7 @@
 // earlier request stored, cache_creation_input_tokens the rest of the cacheable part,
 // input_tokens what follows the breakpoint. Without any breakpoint nothing is cached.
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { CompactionLedger, clearContext, compactionTokens, editsOf, keptMessages, summaryOf } from "./anthropic-context.ts";
 import {
   argumentsOf,
   authorized,
@@ -41,19 +42,23 @@ export const anthropicTooLongMessage = (n: number, m: number) => `prompt is too 
 const hasCacheControl = (v: unknown): boolean =>
   Array.isArray(v) ? v.some(hasCacheControl) : v !== null && typeof v === "object" ? "cache_control" in v || Object.values(v).some(hasCacheControl) : false;
 
-/** The units a request is counted and cached by. */
-export function anthropicUnits(body: any): unknown[] {
+/**
+ * The units a request is counted and cached by: from the last compaction block on (the server
+ * ignores what precedes it), a compaction block counted by its summary.
+ */
+export function anthropicUnits(body: any, messagesOverride?: any[]): unknown[] {
   const system = Array.isArray(body?.system) ? body.system.map((b: any) => b?.text ?? "").join("\n") : (body?.system ?? "");
-  const messages: any[] = Array.isArray(body?.messages) ? body.messages : [];
+  const messages: any[] = messagesOverride ?? keptMessages(Array.isArray(body?.messages) ? body.messages : []);
+  const block = (b: any) => (b?.type === "compaction" ? { type: "compaction", content: b.content } : b);
   return [
     { system, tools: body?.tools ?? [] },
-    ...messages.map((m) => ({ role: m?.role, content: typeof m?.content === "string" ? [{ type: "text", text: m.content }] : m?.content })),
+    ...messages.map((m) => ({ role: m?.role, content: typeof m?.content === "string" ? [{ type: "text", text: m.content }] : Array.isArray(m?.content) ? m.content.map(block) : m?.content })),
   ];
 }
 
-/** Exact input tokens the fake counts for a /v1/messages body. */
-export function anthropicInputTokens(body: any): number {
-  return anthropicUnits(body).reduce<number>((s, u) => s + unitTokens(u), 0);
+/** Exact input tokens the fake counts for a /v1/messages body (or for other messages under its system and tools). */
+export function anthropicInputTokens(body: any, messages?: any[]): number {
+  return anthropicUnits(body, messages).reduce<number>((s, u) => s + unitTokens(u), 0);
 }
 
 interface Counted {
@@ -82,14 +87,29 @@ function count(body: any, cache: PrefixCache | undefined): Counted {
   return { total, input: total - cacheable, cacheRead, cacheCreation: cacheable - cacheRead };
 }
 
+/** What the server's context management did to this request. */
+interface ServerSide {
+  /** A compaction block it wrote (first in the reply). */
+  block?: Record<string, unknown>;
+  stop?: string;
+  applied?: Record<string, unknown>[];
+  iterations?: Record<string, unknown>[];
+}
+
 interface Block {
   start: Record<string, unknown>;
   deltas: Record<string, unknown>[];
   final: Record<string, unknown>;
 }
 
-function blocksOf(turn: Turn, n: number): Block[] {
+function blocksOf(turn: Turn, n: number, compaction?: Record<string, unknown>): Block[] {
   const out: Block[] = [];
+  if (compaction) {
+    // Streamed as the API does: the block opens empty (its signature set), one compaction_delta carries its content.
+    const { content, encrypted_content, ...start } = compaction;
+    out.push({ start: { ...start, content: null, encrypted_content: null }, deltas: [{ type: "compaction_delta", content, encrypted_content }], final: compaction });
+    if (turn.compactionOnly) return out;
+  }
   if (turn.redactedThinking !== undefined) {
     const b = { type: "redacted_thinking", data: turn.redactedThinking };
     out.push({ start: b, deltas: [], final: b });
@@ -133,10 +153,10 @@ function usageOf(c: Counted, turn: Turn) {
   };
 }
 
-function streamFrames(body: any, turn: Turn, c: Counted, n: number): string[] {
+function streamFrames(body: any, turn: Turn, c: Counted, n: number, server: ServerSide = {}): string[] {
   const usage = usageOf(c, turn);
-  const blocks = blocksOf(turn, n);
-  const stop = turn.stopReason ?? (turn.toolUses?.length ? "tool_use" : "end_turn");
+  const blocks = blocksOf(turn, n, server.block);
+  const stop = server.stop ?? turn.stopReason ?? (turn.toolUses?.length ? "tool_use" : "end_turn");
   const frames = [
     frame(
       {
@@ -161,7 +181,7 @@ function streamFrames(body: any, turn: Turn, c: Counted, n: number): string[] {
     for (const delta of b.deltas) frames.push(frame({ type: "content_block_delta", index, delta }, "content_block_delta"));
     frames.push(frame({ type: "content_block_stop", index }, "content_block_stop"));
   });
-  frames.push(frame({ type: "message_delta", delta: { stop_reason: stop, stop_sequence: null }, usage }, "message_delta"));
+  frames.push(frame({ type: "message_delta", delta: { stop_reason: stop, stop_sequence: null }, usage: { ...usage, ...(server.iterations ? { iterations: server.iterations } : {}) }, context_management: server.applied ? { applied_edits: server.applied } : null }, "message_delta"));
   frames.push(frame({ type: "message_stop" }, "message_stop"));
   return frames;
 }
@@ -191,6 +211,7 @@ export async function startFakeAnthropic(opts: FakeOptions = {}): Promise<FakeSe
   const cache = opts.promptCache === false ? undefined : new PrefixCache();
   const requests: any[] = [];
   const log: RecordedRequest[] = [];
+  const compactions = new CompactionLedger();
 
   const handler = async (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? "").split("?")[0]!;
@@ -211,22 +232,38 @@ export async function startFakeAnthropic(opts: FakeOptions = {}): Promise<FakeSe
     requests.push(body);
     const step = await script(body, index);
     const fault = isFault(step) ? step : undefined;
-    const turn: Turn = fault ? (("turn" in fault && fault.turn) || { text: "partial reply that never finishes" }) : (step as Turn);
+    let turn: Turn = fault ? (("turn" in fault && fault.turn) || { text: "partial reply that never finishes" }) : (step as Turn);
     await latency(opts, body, index, turn);
     if (fault && httpFault(res, fault)) return;
 
-    const total = anthropicInputTokens(body);
+    const refused = compactions.check(Array.isArray(body.messages) ? body.messages : []);
+    if (refused) return sendJson(res, 400, errorBody("invalid_request_error", refused));
+    // Context management: what the server keeps, what its edits clear, and whether it compacts.
+    const kept = keptMessages(Array.isArray(body.messages) ? body.messages : []);
+    const edits = editsOf(body);
+    const cleared = clearContext(kept, edits, (m) => anthropicInputTokens(body, m));
+    const total = anthropicInputTokens(body, cleared.messages);
     if (total > window) return sendJson(res, 400, errorBody("invalid_request_error", anthropicTooLongMessage(total, window)));
+    const server: ServerSide = cleared.applied.length > 0 ? { applied: cleared.applied } : {};
+    let contextTokens = total;
+    if (body.compaction?.type === "summarize" || (edits.compact && total > edits.compact.trigger)) {
+      const summaryOnly = body.compaction?.type === "summarize" || edits.compact!.pause;
+      server.block = compactions.block(summaryOf(kept));
+      if (summaryOnly) server.stop = "compaction";
+      contextTokens = unitTokens(anthropicUnits(body, [])[0]) + compactionTokens(server.block);
+      server.iterations = [{ type: "compaction", input_tokens: total, output_tokens: compactionTokens(server.block), cache_read_input_tokens: 0, cache_creation_input_tokens: 0, cache_creation: null }];
+      if (summaryOnly) turn = { ...turn, compactionOnly: true };
+    }
     const maxTokens = Number(body.max_tokens ?? 0);
     if (opts.checkMaxTokens && total + maxTokens > window) {
       const msg = `input length and \`max_tokens\` exceed context limit: ${total} + ${maxTokens} > ${window}, decrease input length or \`max_tokens\` and try again`;
       return sendJson(res, 400, errorBody("invalid_request_error", msg));
     }
-    const counted = count(body, cache);
+    const counted = server.block || server.applied ? { total: contextTokens, input: contextTokens, cacheRead: 0, cacheCreation: 0 } : count(body, cache);
     const n = index + 1;
     if (!body.stream) {
       if (fault) return void res.socket?.destroy(); // streamed faults without a stream: just drop
-      const blocks = blocksOf(turn, n);
+      const blocks = blocksOf(turn, n, server.block);
       return sendJson(
         res,
         200,
@@ -236,9 +273,10 @@ export async function startFakeAnthropic(opts: FakeOptions = {}): Promise<FakeSe
           role: "assistant",
           model: body.model,
           content: blocks.map((b) => b.final),
-          stop_reason: turn.stopReason ?? (turn.toolUses?.length ? "tool_use" : "end_turn"),
+          stop_reason: server.stop ?? turn.stopReason ?? (turn.toolUses?.length ? "tool_use" : "end_turn"),
           stop_sequence: null,
-          usage: usageOf(counted, turn),
+          usage: { ...usageOf(counted, turn), ...(server.iterations ? { iterations: server.iterations } : {}) },
+          ...(server.applied ? { context_management: { applied_edits: server.applied } } : {}),
         },
         { "request-id": `req_fake_${n}` },
       );
@@ -246,7 +284,7 @@ export async function startFakeAnthropic(opts: FakeOptions = {}): Promise<FakeSe
     await playSse(
       res,
       {
-        frames: streamFrames(body, turn, counted, n),
+        frames: streamFrames(body, turn, counted, n, server),
         malformed: `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"brok\n\n`,
         streamError: (type = "overloaded_error", message = "Overloaded") => frame(errorBody(type, message), "error"),
       },
@@ -256,5 +294,5 @@ export async function startFakeAnthropic(opts: FakeOptions = {}): Promise<FakeSe
   };
 
   const { server, port } = await listen(handler);
-  return { url: `http://127.0.0.1:${port}`, port, requests, log, close: closer(server) };
+  return { url: `http://127.0.0.1:${port}`, port, requests, log, close: closer(server), compactions };
 }

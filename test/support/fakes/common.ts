@@ -37,6 +37,8 @@ export interface Turn {
   stopReason?: string;
   /** Extra wait before the response starts. */
   delayMs?: number;
+  /** Set by the fake Anthropic server: the reply is only its compaction block. */
+  compactionOnly?: boolean;
   usage?: UsageOverride;
 }
 
@@ -134,6 +136,8 @@ export interface FakeServer {
   served?: number[];
   /** Requests the server silently truncated (Ollama). */
   truncated?: number;
+  /** Anthropic: the compaction blocks the server wrote (server-side compaction). */
+  compactions?: { emitted: Set<string>; count: number };
   close(): Promise<void>;
 }
 
