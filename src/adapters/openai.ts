@@ -4,6 +4,7 @@
 // usage, and on a context-length error compacts harder and retries once. One adapter per
 // conversation. Messages go to the server in the strict wire format (no lethe extension fields);
 // `reasoning: "tool-turns"` sends reasoning back as DeepSeek's thinking mode requires.
+// createResponsesAdapter (./openai-responses.ts) does the same for `client.responses.create`.
 import type OpenAI from "openai";
 import { fromOpenAI, toOpenAI } from "../messages/openai.ts";
 import type { OpenAIMessage } from "../messages/openai-types.ts";
@@ -11,6 +12,8 @@ import { LetheInputError, readSafely } from "../messages/input.ts";
 import { toModelError } from "../model/errors.ts";
 import { fixedTokensOf, toolShape } from "./fixed-tokens.ts";
 import { type TrackerOptions, createTracker } from "./tracker.ts";
+
+export { createResponsesAdapter, type ResponseLike, type ResponsesAdapterOptions, type ResponsesClientLike, type ResponsesParams } from "./openai-responses.ts";
 
 /** Whether a message is a leading system/developer one (a message whose role cannot be read is not). */
 function isSystem(m: unknown): boolean {

@@ -8,7 +8,7 @@ export type AutoCompact = "on" | "off" | "ask";
 export interface CliArgs {
   /** -p / --print: headless mode with this prompt ("" = read the prompt from stdin). */
   print?: string;
-  provider?: "anthropic" | "openai";
+  provider?: "anthropic" | "openai" | "openai-responses";
   model?: string;
   fallbackModel?: string;
   baseUrl?: string;
@@ -20,7 +20,7 @@ export interface CliArgs {
   continue: boolean;
   /** --store: a conversation store (folder, file: or postgres:// URL) instead of .lethe/sessions. */
   store?: string;
-  summarizer?: "model" | "digest";
+  summarizer?: "model" | "digest" | "server";
   maxTurns?: number;
   outputFormat: OutputFormat;
   autoCompact?: AutoCompact;
@@ -117,7 +117,7 @@ function rules(flag: string, v: string): string[] {
 export const OPTIONS: Spec[] = [
   { name: "print", short: "p", value: "prompt", help: "headless: run one prompt, print the final answer on stdout, exit (prompt from stdin when omitted)", apply: (o, v) => void (o.print = v) },
   { name: "output-format", value: "text|json|stream-json", help: "headless output: the text (default), one JSON object at the end, or one JSON event per line", apply: (o, v, f) => void (o.outputFormat = oneOf(f, v, ["text", "json", "stream-json"] as const)) },
-  { name: "provider", value: "anthropic|openai", help: "model provider (openai = any OpenAI-compatible server)", apply: (o, v, f) => void (o.provider = oneOf(f, v, ["anthropic", "openai"] as const)) },
+  { name: "provider", value: "anthropic|openai|openai-responses", help: "model provider (openai = any OpenAI-compatible server's Chat Completions; openai-responses = OpenAI's Responses API)", apply: (o, v, f) => void (o.provider = oneOf(f, v, ["anthropic", "openai", "openai-responses"] as const)) },
   { name: "model", value: "name", help: "model name (env LETHE_MODEL)", apply: (o, v) => void (o.model = notBlank(v, "--model needs a model name").trim()) },
   { name: "fallback-model", value: "name", help: "switch to this model after repeated overloaded / 5xx errors", apply: (o, v) => void (o.fallbackModel = notBlank(v, "--fallback-model needs a model name").trim()) },
   { name: "base-url", value: "url", help: "API base URL (env ANTHROPIC_BASE_URL / OPENAI_BASE_URL)", apply: (o, v, f) => void (o.baseUrl = url(f, v)) },
@@ -125,7 +125,7 @@ export const OPTIONS: Spec[] = [
   { name: "max-output-tokens", value: "N", help: "reply token limit (default: known model table)", apply: (o, v, f) => void (o.maxOutputTokens = positiveInt(f, v)) },
   { name: "auto-compact", value: "on|off|ask", help: "summarise at the threshold automatically, never, or ask first (headless: ask = on)", apply: (o, v, f) => void (o.autoCompact = oneOf(f, v, ["on", "off", "ask"] as const)) },
   { name: "compact-threshold", value: "N|0.x|N%", help: "auto-compact threshold: tokens, or a share of the context window", apply: (o, v, f) => void (o.compactThreshold = parseThreshold(f, v)) },
-  { name: "summarizer", value: "model|digest", help: "who writes summaries: the model, or a deterministic digest (no model call)", apply: (o, v, f) => void (o.summarizer = oneOf(f, v, ["model", "digest"] as const)) },
+  { name: "summarizer", value: "model|digest|server", help: "who writes summaries: the model, a deterministic digest (no model call), or Anthropic's server-side compaction", apply: (o, v, f) => void (o.summarizer = oneOf(f, v, ["model", "digest", "server"] as const)) },
   { name: "max-turns", value: "N", help: "stop after N model turns", apply: (o, v, f) => void (o.maxTurns = positiveInt(f, v)) },
   { name: "permission-mode", value: "default|acceptEdits|plan|bypassPermissions", help: "ask before commands and edits (default), allow edits (acceptEdits), change nothing (plan), or ask nothing (bypassPermissions)", apply: (o, v, f) => void (o.permissionMode = oneOf(f, v, PERMISSION_MODES)) },
   { name: "allowedTools", value: "rules", repeatable: true, help: "allow without asking, e.g. \"Bash(npm test:*) Edit\" (repeatable; comma or space separated)", apply: (o, v, f) => void o.allowedTools.push(...rules(f, v)) },

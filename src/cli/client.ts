@@ -9,6 +9,10 @@ export async function createClient(cfg: RunConfig): Promise<ModelClient> {
     const { createAnthropicClient } = await import("../model/anthropic.ts");
     return createAnthropicClient({ apiKey: cfg.apiKey, ...(cfg.authToken ? { authToken: cfg.authToken } : {}), ...base });
   }
+  if (cfg.provider === "openai-responses") {
+    const { createOpenAIResponsesClient } = await import("../model/openai-responses.ts");
+    return createOpenAIResponsesClient({ apiKey: cfg.apiKey, ...base });
+  }
   const { createOpenAIClient } = await import("../model/openai.ts");
   return createOpenAIClient({ apiKey: cfg.apiKey, ...base, ...(cfg.reasoningContent ? { reasoningContent: cfg.reasoningContent } : {}) });
 }

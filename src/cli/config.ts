@@ -12,11 +12,18 @@ import { type TrustKey, describeTrustKeys, isTrusted } from "./trust.ts";
 import { type PermissionMode, type Policy, parseRule } from "./permissions.ts";
 
 export const DEFAULT_MAX_OUTPUT = 32_000;
-export const DEFAULT_MODELS = { anthropic: "claude-sonnet-4-6", openai: "gpt-4o" } as const;
+
+/** The summarizer asked for; the server's compaction is Anthropic's only. */
+function summarizerOf(s: RunConfig["summarizer"], provider: RunConfig["provider"]): RunConfig["summarizer"] {
+  if (s === "server" && provider !== "anthropic") throw new ConfigError(`lethe: --summarizer server is Anthropic's server-side compaction; the provider is ${provider} (use model or digest)`);
+  return s;
+}
+export const DEFAULT_MODELS = { anthropic: "claude-sonnet-4-6", openai: "gpt-4o", "openai-responses": "gpt-5" } as const;
 
 export interface RunConfig {
   workspace: string;
-  provider: "anthropic" | "openai";
+  /** "openai-responses": OpenAI's Responses API (stateless, reasoning carried back); "openai": Chat Completions. */
+  provider: "anthropic" | "openai" | "openai-responses";
   model: string;
   fallbackModel?: string;
   baseUrl?: string;
@@ -29,7 +36,8 @@ export interface RunConfig {
   windowSource: string;
   /** Auto-compact as the user asked for it ("ask" is treated as "on" headless). */
   autoCompact: "on" | "off" | "ask";
-  summarizer: "model" | "digest";
+  /** "server": Anthropic's own compaction writes the summaries (its block kept verbatim). */
+  summarizer: "model" | "digest" | "server";
   maxTurns?: number;
   /** Resolved once, here: the engine takes it as it is. */
   compaction: CompactionConfig;
@@ -191,7 +199,7 @@ export function resolveRunConfig(args: CliArgs, env: Env, opts: { cwd?: string; 
     maxOutputTokens: info.maxOutputTokens,
     windowSource,
     autoCompact,
-    summarizer: args.summarizer ?? settings.summarizer ?? "model",
+    summarizer: summarizerOf(args.summarizer ?? settings.summarizer ?? "model", provider),
     ...(args.maxTurns ?? settings.maxTurns ? { maxTurns: args.maxTurns ?? settings.maxTurns } : {}),
     compaction,
     ...(settings.hooks ? { hooks: settings.hooks } : {}),

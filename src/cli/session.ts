@@ -35,6 +35,7 @@ export { createClient } from "./client.ts";
 function wrapClient(client: ModelClient, hooks: { before?: () => Promise<void>; took?: (ms: number) => void; used?: (model: string, u: Usage) => void }): ModelClient {
   return {
     provider: client.provider,
+    ...(client.serverCompaction ? { serverCompaction: true } : {}),
     stream: async (req, onEvent) => {
       await hooks.before?.();
       const t0 = Date.now();

@@ -13,7 +13,7 @@ const price = z.object({ input: z.number().nonnegative(), output: z.number().non
 export const settingsSchema = z
   .object({
     $schema: z.string().optional(),
-    provider: z.enum(["anthropic", "openai"]).optional(),
+    provider: z.enum(["anthropic", "openai", "openai-responses"]).optional(),
     model: z.string().min(1).optional(),
     fallbackModel: z.string().min(1).optional(),
     baseUrl: z.string().url().optional(),
@@ -21,7 +21,7 @@ export const settingsSchema = z
     maxOutputTokens: positiveInt.optional(),
     autoCompact: z.enum(["on", "off", "ask"]).optional(),
     compactThreshold: z.number().positive().optional(),
-    summarizer: z.enum(["model", "digest"]).optional(),
+    summarizer: z.enum(["model", "digest", "server"]).optional(),
     maxTurns: positiveInt.optional(),
     compaction: compactionConfigSchema.optional(),
     hooks: z.record(z.string(), z.unknown()).optional(),

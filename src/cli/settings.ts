@@ -2,12 +2,12 @@
 // (workspace; wins over the user's). Command-line flags and environment variables win over both.
 //
 // {
-//   "provider": "anthropic" | "openai",
+//   "provider": "anthropic" | "openai" | "openai-responses",
 //   "model": "claude-sonnet-4-5",          "fallbackModel": "claude-haiku-4-5",
 //   "baseUrl": "http://localhost:11434/v1",
 //   "contextWindow": 32768,                 "maxOutputTokens": 4096,
 //   "autoCompact": "on" | "off" | "ask",    "compactThreshold": 150000 | 0.8,
-//   "summarizer": "model" | "digest",
+//   "summarizer": "model" | "digest" | "server",
 //   "maxTurns": 200,
 //   "compaction": { "micro": { "keepRecent": 5 }, … },       (src/compaction/config.ts)
 //   "hooks": { "PreCompact": [ … ], "PostCompact": [ … ] },  (src/hooks/compact-hooks.ts)

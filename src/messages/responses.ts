@@ -1,8 +1,8 @@
-// OpenAI's Responses API items and lethe's messages, both ways (issue 24, first step: the
-// conversions; no client drives them yet).
+// OpenAI's Responses API items and lethe's messages, both ways (issue 24); model/openai-responses.ts
+// and lethe/openai's createResponsesAdapter drive them.
 //
 //   message (user)            → a user message: input_text, input_image
-//   message (assistant)       → assistant text blocks
+//   message (assistant)       → assistant text blocks (the item's id kept, and sent back with it)
 //   reasoning                 → a thinking block holding the item verbatim (`responses_item`): its
 //                               encrypted_content is sent back exactly as it came, never edited
 //   function_call             → tool_use (call_id is the id; the item's own id kept)
@@ -65,7 +65,8 @@ export function fromResponses(items: readonly unknown[]): Message[] {
     const item = raw;
     const type = item.type ?? (typeof item.role === "string" ? "message" : undefined);
     if (type === "message") {
-      if (item.role === "assistant") push("assistant", [{ type: "text", text: textOf(item.content) }]);
+      // The item's id goes back with it: a reasoning item must be followed by the very item (by id) that followed it.
+      if (item.role === "assistant") push("assistant", [{ type: "text", text: textOf(item.content), ...(typeof item.id === "string" ? { responses_id: item.id } : {}) } as ContentBlock]);
       else if (item.role === "user") push("user", userBlocks(item.content));
       else throw new LetheInputError(`fromResponses: item ${i}.role`, `must be "user" or "assistant" (pass instructions as \`instructions\`), got ${JSON.stringify(item.role)}`);
     } else if (type === "reasoning") {
@@ -96,7 +97,10 @@ export function toResponses(history: readonly Message[]): Item[] {
       };
       for (const b of blocks) {
         const o = b as unknown as Obj;
-        if (b.type === "text") text += b.text;
+        if (b.type === "text" && typeof o.responses_id === "string") {
+          flush();
+          out.push({ type: "message", id: o.responses_id, role: "assistant", status: "completed", content: [{ type: "output_text", text: b.text, annotations: [] }] } as Item);
+        } else if (b.type === "text") text += b.text;
         else if (b.type === "thinking" && isObj(o[OPAQUE])) (flush(), out.push(o[OPAQUE] as unknown as Item)); // verbatim, never edited
         else if (b.type === "tool_use") {
           flush();

@@ -1,5 +1,5 @@
-// Model clients: one interface, two SDK-backed implementations, normalised errors, retries
-// and the table of known models.
+// Model clients: one interface, SDK-backed implementations (Anthropic, OpenAI-compatible Chat Completions,
+// OpenAI's Responses API), normalised errors, retries and the table of known models.
 export * from "./types.ts";
 export * from "./errors.ts";
 export * from "./models.ts";
@@ -22,3 +22,10 @@ export {
   type OpenAIClientOptions,
   type OpenAIModelClient,
 } from "./openai.ts";
+export {
+  createOpenAIResponsesClient,
+  toResponsesTools,
+  ResponsesAssembler,
+  type OpenAIResponsesClientOptions,
+  type OpenAIResponsesModelClient,
+} from "./openai-responses.ts";

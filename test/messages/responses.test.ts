@@ -34,3 +34,10 @@ test("through the engine, the reasoning item is carried unedited, and an item le
   assert.ok(back.some((x) => JSON.stringify(x) === JSON.stringify(other)));
   assert.throws(() => fromResponses([{ role: "system", content: "x" }]), /instructions/);
 });
+
+test("an assistant message item keeps its id, and goes back as the same output message after its reasoning item (the real API needs the item that followed a reasoning item, by id)", () => {
+  const output = [reasoning, { type: "message", id: "msg_1", role: "assistant", status: "completed", content: [{ type: "output_text", text: "It says hello.", annotations: [] }] }];
+  const back = toResponses([{ role: "user", content: "What is in a.txt?" }, ...fromResponses(output), { role: "user", content: "Thanks." }]);
+  assert.deepEqual(back.slice(1, 3), output);
+  assert.deepEqual(back.at(-1), { role: "user", content: [{ type: "input_text", text: "Thanks." }] });
+});

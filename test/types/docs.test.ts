@@ -1,4 +1,4 @@
-// The four loops of docs/library.md are the ones test/types/*.ts compile as strict TypeScript
+// The five loops of docs/library.md are the ones test/types/*.ts compile as strict TypeScript
 // against the SDKs' own types (npm run typecheck): each docs block, its imports aside, is the
 // marked region of its file, line for line.
 import { test } from "node:test";
@@ -32,6 +32,7 @@ for (const [heading, file] of [
   ["## A loop on the `openai` package", "openai-loop.ts"],
   ["## Vercel AI SDK", "ai-sdk-loop.ts"],
   ["### Your own loop", "langchain-loop.ts"],
+  ["### OpenAI's Responses API", "responses-loop.ts"],
 ] as const) {
   test(`docs/library.md "${heading}" is what test/types/${file} compiles`, () => {
     assert.deepEqual(region(file), docsBlock(heading));

@@ -71,6 +71,11 @@ export class CompactionBlockedError extends LetheError {
   }
 }
 
+/** The event of a manual compaction that was skipped: nothing changed. */
+function unchangedEvent(kind: SummarizeEvent["kind"], summarizer: SummarizeEvent["summarizer"], tokens: number, messages: number): SummarizeEvent {
+  return { kind, summarizer, presummary: false, tokensBefore: tokens, tokensAfter: tokens, messagesBefore: messages, messagesAfter: messages, freedTokens: 0, restoredFiles: [], userMessagesKept: 0, droppedForOverflow: 0 };
+}
+
 /** Messages still there, in order, even if a cheap layer rewrote some of their content. */
 export function samePrefix(prefix: readonly Message[], history: readonly Message[]): boolean {
   if (history.length < prefix.length) return false;
@@ -126,7 +131,7 @@ export function createCompactor(opts: CompactorOptions) {
       signal: shape.signal,
       contextWindow: opts.window.contextWindow,
       fixedTokens: shape.fixedTokens,
-      server: opts.mode === "server",
+      server: opts.mode === "server", // the server's compaction block is the summary
     });
   }
 
@@ -152,11 +157,7 @@ export function createCompactor(opts: CompactorOptions) {
       if (share > 0 && useModel() && opts.mode !== "server" && config.summary.auto !== "off" && tokens >= share * threshold && tokens <= threshold && !pre) {
         const prefix = history.slice();
         emit({ kind: "presummary_started", tokens, threshold });
-        const promise = modelSummary(prefix, shape).then(
-          (r) => ({ summary: r.summary }),
-          (error) => ({ error }),
-        );
-        pre = { prefix, promise };
+        pre = { prefix, promise: modelSummary(prefix, shape).then((r) => ({ summary: r.summary }), (error) => ({ error })) };
       }
     },
 
@@ -189,7 +190,7 @@ export function createCompactor(opts: CompactorOptions) {
 
       // A background summary of an unchanged prefix: swap without waiting for a new call.
       const p = pre;
-      pre = null;
+      pre = null; // taken: a later compaction starts its own
       if (p && !instructions && trigger === "summarize" && samePrefix(p.prefix, history)) {
         const r = await p.promise;
         if ("summary" in r) {
@@ -203,9 +204,8 @@ export function createCompactor(opts: CompactorOptions) {
       if (summary === undefined && useModel()) {
         try {
           const r = await modelSummary(history, shape, instructions);
-          summary = r.summary;
-          summarizer = r.block ? "server" : "model";
-          server = r.block;
+          ({ summary, block: server } = r);
+          summarizer = server ? "server" : "model";
           dropped = r.droppedForOverflow;
           failures = 0;
         } catch (e) {
@@ -220,7 +220,7 @@ export function createCompactor(opts: CompactorOptions) {
       if (trigger === "manual" && tokensAfter >= tokensBefore) {
         // /compact must never make the context larger: keep the history as it is, and say why.
         emit({ kind: "compact_skipped", tokens: tokensBefore, reason: `nothing to gain: the summary and what it keeps would be ${tokensAfter.toLocaleString("en-US")} tokens, the history is ${tokensBefore.toLocaleString("en-US")}` });
-        return { history: [...history], event: { kind: trigger, summarizer, presummary: false, tokensBefore, tokensAfter: tokensBefore, messagesBefore: history.length, messagesAfter: history.length, freedTokens: 0, restoredFiles: [], userMessagesKept: 0, droppedForOverflow: 0 }, summary, skipped: true };
+        return { history: [...history], event: unchangedEvent(trigger, summarizer, tokensBefore, history.length), summary, skipped: true };
       }
       lastCompactionTurn = turn;
       const event: SummarizeEvent = {
