@@ -1,9 +1,10 @@
-// The file ledger: every file read and every file modified so far. It survives each
+// The file ledger: every file read and every file modified so far (by calls that ran and
+// succeeded: a refused, cancelled or failed write modified nothing). It survives each
 // compaction verbatim (a summary may forget a path; the ledger does not), and a rebuilt
 // history carries it as a tagged block, so the next compaction folds it back in.
 import { LEDGER_CLOSE, LEDGER_OPEN } from "./tags.ts";
-import { blocksOf, toolUsesOf } from "../../messages/blocks.ts";
-import type { Message, ToolUseBlock } from "../../messages/types.ts";
+import { blocksOf, toolResultsOf, toolUsesOf } from "../../messages/blocks.ts";
+import type { Message, ToolResultBlock, ToolUseBlock } from "../../messages/types.ts";
 import { shellFiles, type ShellFiles } from "./shell-files.ts";
 
 export { shellFiles, type ShellFiles };
@@ -82,17 +83,41 @@ export function parseLedger(text: string, into: FileLedger = emptyLedger()): Fil
   return into;
 }
 
-/** The ledger of a history: the one carried by an earlier rebuild, plus every call since. */
+/** The last "exit code: N" line lethe's bash (and shells like it) end a result with. */
+const EXIT_CODE = /(?:^|\n)exit code: ([^\n]+)\s*$/;
+
+/**
+ * Whether a call did not happen: no result (never run), an error result (refused by a permission
+ * rule or the user, cancelled, failed), or a command that exited non-zero. Its files are neither
+ * read nor modified: the ledger is what the model may rely on after a compaction.
+ */
+export function callFailed(result: ToolResultBlock | undefined): boolean {
+  if (!result) return true;
+  if (result.is_error === true) return true;
+  const c = result.content;
+  const text = typeof c === "string" ? c : Array.isArray(c) ? c.map((b) => (b.type === "text" ? b.text : "")).join("\n") : "";
+  const code = EXIT_CODE.exec(text.slice(-200))?.[1]?.trim();
+  return code !== undefined && code !== "0";
+}
+
+/** The ledger of a history: the one carried by an earlier rebuild, plus every call since that happened. */
 export function ledgerOf(history: readonly Message[], base: FileLedger = emptyLedger()): FileLedger {
   const l: FileLedger = { read: new Set(base.read), modified: new Set(base.modified) };
   const patches = new Map<string, string[]>();
   let opened: string | undefined;
-  for (const m of history) {
+  history.forEach((m, i) => {
     if (m.role === "user") {
       for (const b of blocksOf(m)) if (b.type === "text" && b.text.includes(LEDGER_OPEN)) parseLedger(b.text, l);
-      continue;
+      return;
     }
-    for (const use of toolUsesOf(m)) {
+    const uses = toolUsesOf(m);
+    if (uses.length === 0) return;
+    // A call counts once its result says it ran: results answer in the next message.
+    const next = history[i + 1];
+    const results = new Map<string, ToolResultBlock>();
+    if (next?.role === "user") for (const r of toolResultsOf(next)) results.set(r.tool_use_id, r);
+    for (const use of uses) {
+      if (callFailed(results.get(use.id))) continue;
       const f = callFiles(use);
       for (const p of f.read) l.read.add(p);
       for (const p of f.modified) l.modified.add(p);
@@ -102,7 +127,7 @@ export function ledgerOf(history: readonly Message[], base: FileLedger = emptyLe
       if (f.opened) opened = f.opened;
       if (f.editsOpened && opened) l.modified.add(opened);
     }
-  }
+  });
   return l;
 }
 

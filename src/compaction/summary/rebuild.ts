@@ -84,7 +84,8 @@ function recentlyRead(history: readonly Message[], ledger: FileLedger): string[]
   for (let i = history.length - 1; i >= 0; i--) {
     const uses = toolUsesOf(history[i]!);
     for (let j = uses.length - 1; j >= 0; j--) {
-      for (const p of callFiles(uses[j]!).read) if (!seen.has(p)) (seen.add(p), out.push(p));
+      // Only what a read that ran gave the model (never a file a permission rule kept from it).
+      for (const p of callFiles(uses[j]!).read) if (ledger.read.has(p) && !seen.has(p)) (seen.add(p), out.push(p));
     }
   }
   for (const p of [...ledger.read].reverse()) if (!seen.has(p)) (seen.add(p), out.push(p));
