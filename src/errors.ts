@@ -12,6 +12,10 @@ export type LetheErrorCode =
   | "over_window"
   /** The context refilled right after each of several compactions (ThrashError). */
   | "thrash"
+  /** Summaries in a row left the same context: no progress (NoProgressError). */
+  | "no_progress"
+  /** The run's spending limit would be crossed by the next request (BudgetError). */
+  | "max_budget"
   /** A PreCompact hook blocked the compaction (CompactionBlockedError). */
   | "compaction_blocked"
   /** The model provider failed; see ModelError.kind. */
@@ -44,6 +48,8 @@ export const EXIT_CODES: Readonly<Record<LetheErrorCode, number>> = {
   invariant: 1,
   over_window: 1,
   thrash: 1,
+  no_progress: 1,
+  max_budget: 1,
   compaction_blocked: 1,
   model: 1,
   transcript_version: 1,
@@ -76,4 +82,27 @@ export class LetheError extends Error {
 /** Whether `e` is one of lethe's own errors (and so has a `code`). */
 export function isLetheError(e: unknown): e is LetheError {
   return e instanceof LetheError;
+}
+
+/** Edit distance, for "did you mean". */
+function distance(a: string, b: string): number {
+  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) d[0]![j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + (a[i - 1]!.toLowerCase() === b[j - 1]!.toLowerCase() ? 0 : 1));
+    }
+  }
+  return d[a.length]![b.length]!;
+}
+
+/** The option nearest to `word`, when it is near enough to be a typo ("did you mean"). */
+export function closest(word: string, options: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestD = Infinity;
+  for (const o of options) {
+    const dist = distance(word, o);
+    if (dist < bestD) [best, bestD] = [o, dist];
+  }
+  return best !== undefined && bestD <= Math.max(2, Math.floor(word.length / 3)) ? best : undefined;
 }

@@ -38,6 +38,8 @@ export type {
   MicroEvent,
   SummarizeEvent,
   SummaryFailedEvent,
+  NoProgressEvent,
+  SummaryCallEvent,
   CompactionNoticeEvent,
   CompactionNotDoneEvent,
   WindowLearnedEvent,
@@ -47,7 +49,7 @@ export { prepare, LAYERS, type PrepareResult, type LayerReport } from "./compact
 export { budget } from "./compaction/layers/budget.ts";
 export { snip } from "./compaction/layers/snip.ts";
 export { micro } from "./compaction/layers/micro.ts";
-export { createCompactor, ThrashError, CompactionBlockedError, type Compactor, type CompactHooks, type Summarizer } from "./compaction/summary/compactor.ts";
+export { createCompactor, ThrashError, NoProgressError, CompactionBlockedError, type Compactor, type CompactHooks, type Summarizer } from "./compaction/summary/compactor.ts";
 export { digest } from "./compaction/summary/digest.ts";
 export { rebuild } from "./compaction/summary/rebuild.ts";
 export { summarize, summaryInstruction } from "./compaction/summary/summarize.ts";

@@ -32,7 +32,8 @@ import { type CompactionGate, createCompactionGate } from "./compaction-gate.ts"
 import { createConversation } from "./conversation.ts";
 import { createModelCaller } from "./model-call.ts";
 import { type ReplyStep, createReplyHandler, textOf } from "./reply.ts";
-import { type AccountDeps, accountReply, sendRequest } from "./request.ts";
+import { type AccountDeps, accountReply, accountSummaries, sendRequest } from "./request.ts";
+import { BudgetError, createSpend } from "./spend.ts";
 import { createToolBatchRunner } from "./tool-batch.ts";
 import { runToolContext } from "./tool-context.ts";
 import { type ToolTurnDeps, runToolTurn } from "./tool-turn.ts";
@@ -54,6 +55,13 @@ const AGENT_HISTORY = Symbol.for("lethe.agentHistory");
 /** The history a failed runAgent had reached (attached to the error it threw), if any. */
 export function historyAtFailure(e: unknown): Message[] | undefined {
   return e !== null && typeof e === "object" ? ((e as Record<symbol, unknown>)[AGENT_HISTORY] as Message[] | undefined) : undefined;
+}
+
+const AGENT_PARTIAL = Symbol.for("lethe.agentPartial");
+
+/** What a failed runAgent had done before it failed (attached to the error it threw), if any. */
+export function runAtFailure(e: unknown): Pick<AgentResult, "turns" | "usage" | "compactions"> & { spentUsd: number } | undefined {
+  return e !== null && typeof e === "object" ? ((e as Record<symbol, unknown>)[AGENT_PARTIAL] as ReturnType<typeof runAtFailure>) : undefined;
 }
 
 const isAborted = (e: unknown) => e instanceof ModelError && e.kind === "aborted";
@@ -83,13 +91,17 @@ export async function runAgent(start: readonly Message[], prompt: string | undef
   try {
     end = await turnLoop(run);
   } catch (e) {
-    if (!isAborted(e) && !opts.signal?.aborted) {
+    if (e instanceof BudgetError) end = { stop: "max_budget", text: "" };
+    else if (!isAborted(e) && !opts.signal?.aborted) {
       // The caller may go on with the session: give it the history as it stood (it is valid at
-      // every point where something can throw, and everything in it is in the transcript).
-      if (e !== null && typeof e === "object") Object.defineProperty(e, AGENT_HISTORY, { value: run.conversation.history, configurable: true });
+      // every point where something can throw, and everything in it is in the transcript), and
+      // what the run did before it failed (turns, compactions, usage: a report says so).
+      if (e !== null && typeof e === "object") {
+        Object.defineProperty(e, AGENT_HISTORY, { value: run.conversation.history, configurable: true });
+        Object.defineProperty(e, AGENT_PARTIAL, { value: { turns: run.turns, usage: run.usage, compactions: run.compactions, spentUsd: run.spend.spentUsd }, configurable: true });
+      }
       throw e;
-    }
-    end = { stop: "aborted", text: "" };
+    } else end = { stop: "aborted", text: "" };
   }
   const { history } = run.conversation;
   let text = end.text;
@@ -105,9 +117,17 @@ function startRun(start: readonly Message[], opts: AgentOptions): AgentRun {
   const { engine, signal } = opts;
   const emit = opts.onEvent ?? (() => {});
   const tools = opts.tools ?? (opts.toolset ? (toolDefinitions(opts.toolset) as ToolDefinition[]) : undefined);
-  const shape = { system: opts.system, tools, fixedTokens: fixedTokensOf(engine, opts.system, tools), signal };
   const compactions: CompactionRecord[] = [];
-  const note = (events: readonly CompactionEvent[], tokensAfter: number) => void compactions.push(...reportCompactions(events, tokensAfter, emit));
+  const spend = createSpend(opts);
+  const fixedTokens = fixedTokensOf(engine, opts.system, tools);
+  // A summary is a model call too: it may not take the run past its budget either.
+  const beforeSummaryCall = opts.maxBudgetUsd !== undefined ? () => spend.check(caller.model(), engine.meter.measure(conversation.history, fixedTokens)) : undefined;
+  const shape = { system: opts.system, tools, fixedTokens, signal, ...(beforeSummaryCall ? { beforeSummaryCall } : {}) };
+  const usage = { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+  const note = (events: readonly CompactionEvent[], tokensAfter: number) => {
+    compactions.push(...reportCompactions(events, tokensAfter, emit));
+    accountSummaries({ spend, usage, emit }, events);
+  };
   const conversation = createConversation(start, opts.transcript, emit);
   const caller = createModelCaller({
     client: opts.client,
@@ -136,7 +156,8 @@ function startRun(start: readonly Message[], opts: AgentOptions): AgentRun {
     runBatch: createToolBatchRunner({ toolset: opts.toolset, ctx, runTool: opts.runTool, signal, emit }),
     handleReply: createReplyHandler({ conversation, emit, maxContinuations: opts.maxContinuations ?? 3 }),
     maxTurns: opts.maxTurns ?? Infinity,
-    usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+    usage,
+    spend,
     compactions,
     turns: 0,
   };
@@ -148,6 +169,7 @@ async function turnLoop(run: AgentRun): Promise<RunEnd> {
     if (run.turns >= run.maxTurns) return { stop: "max_turns", text: "" };
     if (run.signal?.aborted) return { stop: "aborted", text: "" };
     const ready = await run.gate.beforeRequest();
+    run.spend.check(run.caller.model(), ready.tokens);
     run.emit({ type: "request", model: run.caller.model(), tokens: ready.tokens, threshold: ready.threshold });
     const request = await sendRequest(run, ready.tokens);
     run.turns++;

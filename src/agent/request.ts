@@ -12,7 +12,8 @@ import type { RunShape } from "./compaction-gate.ts";
 import type { Conversation } from "./conversation.ts";
 import type { ModelCaller } from "./model-call.ts";
 import { logRequest } from "./request-log.ts";
-import type { AgentEvent, AgentOptions } from "./types.ts";
+import type { Spend } from "./spend.ts";
+import type { AgentEvent } from "./types.ts";
 
 export interface RequestDeps {
   engine: Engine;
@@ -58,8 +59,8 @@ async function recoverAndResend(d: RequestDeps, error: ModelError): Promise<Sent
 
 export interface AccountDeps extends RequestDeps {
   transcript?: TranscriptWriter;
-  /** The run's options: `requestCost` prices the request line. */
-  opts: Pick<AgentOptions, "requestCost">;
+  /** What the run spends (requestCost, maxBudgetUsd). */
+  spend: Spend;
   /** The run's usage so far; the reply's is added. */
   usage: Required<Omit<Usage, "cleared_input_tokens">>;
 }
@@ -67,8 +68,23 @@ export interface AccountDeps extends RequestDeps {
 /** After a reply: the transcript's request line, the run's usage, the "response" event, engine.observe. */
 export function accountReply(d: AccountDeps, r: SentRequest): void {
   const model = d.caller.model();
-  if (d.transcript) logRequest(d.transcript, d.engine, { model, reply: r.reply, estimated: r.estimated, began: r.began, cost: d.opts.requestCost?.(model, r.reply.usage) });
+  const cost = d.spend.add(model, r.reply.usage);
+  if (d.transcript) logRequest(d.transcript, d.engine, { model, reply: r.reply, estimated: r.estimated, began: r.began, cost });
   for (const k of Object.keys(d.usage) as (keyof typeof d.usage)[]) d.usage[k] += r.reply.usage[k] ?? 0;
   d.emit({ type: "response", usage: r.reply.usage, stopReason: r.reply.stopReason, model: d.caller.model() });
   d.engine.observe(r.sent, r.reply.message, r.reply.usage, d.shape);
+}
+
+/**
+ * The summary calls the engine made (summary_call events): each is a model call the run paid for,
+ * so its usage joins the run's, its price the spend, and it gets a "response" event (summary:
+ * true). Its request line the engine wrote when the call was answered.
+ */
+export function accountSummaries(d: Pick<AccountDeps, "spend" | "usage" | "emit">, events: readonly CompactionEvent[]): void {
+  for (const e of events) {
+    if (e.kind !== "summary_call") continue;
+    d.spend.add(e.model, e.usage);
+    for (const k of Object.keys(d.usage) as (keyof typeof d.usage)[]) d.usage[k] += e.usage[k] ?? 0;
+    d.emit({ type: "response", usage: e.usage, stopReason: "end_turn", model: e.model, summary: true });
+  }
 }

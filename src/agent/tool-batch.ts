@@ -8,6 +8,10 @@ import type { Tool, ToolContext, ToolOutcome } from "../tools/types.ts";
 import type { AgentEvent } from "./types.ts";
 
 export const INTERRUPTED_TEXT = "[lethe] The user interrupted this tool call before it finished; it may have had partial effects.";
+/** Interrupted before the call started: it never ran. */
+export const NOT_STARTED_TEXT = "[lethe] The user interrupted before this tool call started; it was not run.";
+/** Interrupted while the permission question was still open: the call never ran. */
+export const NOT_RUN_TEXT = "[lethe] The user interrupted while this tool call was waiting for permission; it was not run.";
 
 export interface CallResult {
   block: ToolResultBlock;
@@ -27,11 +31,14 @@ export function createToolBatchRunner(opts: ToolBatchOptions): (uses: ToolUseBlo
   const { toolset, ctx, signal, emit } = opts;
   const readOnly = new Set((toolset ?? []).filter((t) => t.readOnly).map((t) => t.name));
 
-  const runOne = async (use: ToolUseBlock): Promise<CallResult> => {
+  const runOne = async (use: ToolUseBlock, asking: { open: boolean }): Promise<CallResult> => {
     emit({ type: "tool", use });
     let outcome: ToolOutcome;
+    // While the permission question is open nothing has run: an interrupt then says so.
+    const ask = ctx?.askPermission;
+    const callCtx: ToolContext | undefined = ctx && ask ? { ...ctx, askPermission: async (req) => { asking.open = true; try { return await ask(req); } finally { asking.open = false; } } } : ctx;
     try {
-      if (toolset && ctx) outcome = await runToolCall(toolset, use, ctx);
+      if (toolset && callCtx) outcome = await runToolCall(toolset, use, callCtx);
       else if (opts.runTool) outcome = await opts.runTool(use, signal);
       else outcome = { content: `Error: no tool runner for ${use.name}`, isError: true };
     } catch (err) {
@@ -44,18 +51,19 @@ export function createToolBatchRunner(opts: ToolBatchOptions): (uses: ToolUseBlo
 
   /** Resolves with the tool's result, or with an "interrupted" result as soon as the signal fires. */
   const guarded = (use: ToolUseBlock): Promise<CallResult> => {
-    const interrupted = { block: { type: "tool_result" as const, tool_use_id: use.id, content: INTERRUPTED_TEXT, is_error: true } };
-    if (signal?.aborted) return Promise.resolve(interrupted);
-    if (!signal) return runOne(use);
+    const asking = { open: false };
+    const interrupted = (text: string) => ({ block: { type: "tool_result" as const, tool_use_id: use.id, content: text, is_error: true } });
+    if (signal?.aborted) return Promise.resolve(interrupted(NOT_STARTED_TEXT));
+    if (!signal) return runOne(use, asking);
     return new Promise((resolve) => {
-      const onAbort = () => resolve(interrupted);
+      const onAbort = () => resolve(interrupted(asking.open ? NOT_RUN_TEXT : INTERRUPTED_TEXT));
       signal.addEventListener("abort", onAbort, { once: true });
-      runOne(use).then(
+      runOne(use, asking).then(
         (r) => {
           signal.removeEventListener("abort", onAbort);
           resolve(r);
         },
-        () => resolve(interrupted),
+        () => resolve(interrupted(INTERRUPTED_TEXT)),
       );
     });
   };

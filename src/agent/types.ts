@@ -38,8 +38,14 @@ export interface AgentOptions {
   maxOutputTokens: number;
   signal?: AbortSignal;
   onEvent?: (e: AgentEvent) => void;
-  /** The price of one call, for the transcript's request lines (the CLI passes its pricing). */
+  /** The price of one call, for the transcript's request lines and the budget (the CLI passes its pricing). */
   requestCost?: (model: string, usage: Usage) => number | undefined;
+  /**
+   * The run's spending limit in dollars (needs requestCost): the run stops with stop
+   * "max_budget" before the request (or summary) that would take it past the limit. Calls whose
+   * price is unknown count 0.
+   */
+  maxBudgetUsd?: number;
   /** Retry options for transient provider errors (tests inject sleep). */
   retry?: RetryOptions;
   /** Switch to this model after `fallbackAfter` consecutive overloaded / 5xx errors on the main one. */
@@ -86,7 +92,8 @@ export type AgentEvent =
   | { type: "compaction"; event: CompactionEvent; record?: CompactionRecord }
   | { type: "compacting"; kind: CompactionKind }
   | { type: "request"; model: string; tokens: number; threshold: number }
-  | { type: "response"; usage: Usage; stopReason: ModelResponse["stopReason"]; model: string }
+  /** A model call answered; `summary`: the engine's summary call (its cost is the run's too). */
+  | { type: "response"; usage: Usage; stopReason: ModelResponse["stopReason"]; model: string; summary?: boolean }
   | { type: "message"; message: Message }
   | { type: "tool"; use: ToolUseBlock }
   | { type: "tool_result"; use: ToolUseBlock; result: ToolResultBlock }
@@ -97,7 +104,7 @@ export type AgentEvent =
   | { type: "subagent_event"; id: string; event: AgentEvent };
 
 /** Why runAgent stopped. */
-export type AgentStop = "end_turn" | "max_turns" | "aborted" | "max_tokens" | "refusal";
+export type AgentStop = "end_turn" | "max_turns" | "aborted" | "max_tokens" | "refusal" | "max_budget";
 
 export interface AgentResult {
   history: Message[];

@@ -1,5 +1,6 @@
 // Command-line flags. Hand-rolled so that every mistake gets a precise one-line message.
 import { UsageError } from "./errors.ts";
+import { closest } from "../errors.ts";
 import { PERMISSION_MODES, type PermissionMode, parseRule, splitRules } from "./permissions.ts";
 
 export type OutputFormat = "text" | "json" | "stream-json";
@@ -22,6 +23,7 @@ export interface CliArgs {
   store?: string;
   summarizer?: "model" | "digest" | "server";
   maxTurns?: number;
+  maxBudgetUsd?: number;
   outputFormat: OutputFormat;
   autoCompact?: AutoCompact;
   /** Tokens (> 1) or a share of the context window (0 < x ≤ 1). */
@@ -56,6 +58,18 @@ interface Spec {
 function positiveInt(flag: string, v: string): number {
   const n = Number(v.replace(/[_,]/g, ""));
   if (!/^\s*[\d_,]+\s*$/.test(v) || !Number.isSafeInteger(n) || n <= 0) throw new UsageError(`--${flag} needs a positive whole number, got ${JSON.stringify(v)}`);
+  return n;
+}
+
+/** " (did you mean --x?)" for a mistyped long option, as settings keys have. */
+function hintFor(name: string): string {
+  const hint = name.length <= 40 ? closest(name, OPTIONS.map((o) => o.name)) : undefined;
+  return hint ? ` (did you mean --${hint}?)` : "";
+}
+
+function positiveDollars(flag: string, v: string): number {
+  const n = Number(v.trim().replace(/^\$/, ""));
+  if (!/^\s*\$?\d*\.?\d+\s*$/.test(v) || !Number.isFinite(n) || n <= 0) throw new UsageError(`--${flag} needs an amount in dollars above 0, such as 0.50, got ${JSON.stringify(v)}`);
   return n;
 }
 
@@ -127,6 +141,7 @@ export const OPTIONS: Spec[] = [
   { name: "compact-threshold", value: "N|0.x|N%", help: "auto-compact threshold: tokens, or a share of the context window", apply: (o, v, f) => void (o.compactThreshold = parseThreshold(f, v)) },
   { name: "summarizer", value: "model|digest|server", help: "who writes summaries: the model, a deterministic digest (no model call), or Anthropic's server-side compaction", apply: (o, v, f) => void (o.summarizer = oneOf(f, v, ["model", "digest", "server"] as const)) },
   { name: "max-turns", value: "N", help: "stop after N model turns", apply: (o, v, f) => void (o.maxTurns = positiveInt(f, v)) },
+  { name: "max-budget-usd", value: "dollars", help: "stop before the request (or summary) that would take this run past this many dollars", apply: (o, v, f) => void (o.maxBudgetUsd = positiveDollars(f, v)) },
   { name: "permission-mode", value: "default|acceptEdits|plan|bypassPermissions", help: "ask before commands and edits (default), allow edits (acceptEdits), change nothing (plan), or ask nothing (bypassPermissions)", apply: (o, v, f) => void (o.permissionMode = oneOf(f, v, PERMISSION_MODES)) },
   { name: "allowedTools", value: "rules", repeatable: true, help: "allow without asking, e.g. \"Bash(npm test:*) Edit\" (repeatable; comma or space separated)", apply: (o, v, f) => void o.allowedTools.push(...rules(f, v)) },
   { name: "disallowedTools", value: "rules", repeatable: true, help: "always refuse, e.g. \"Bash(rm:*)\"; a bare tool name hides the tool (beats every allow)", apply: (o, v, f) => void o.disallowedTools.push(...rules(f, v)) },
@@ -153,7 +168,7 @@ function readFlag(arg: string): { spec: Spec; inline: string | undefined } | und
     const eq = arg.indexOf("=");
     const name = eq >= 0 ? arg.slice(2, eq) : arg.slice(2);
     const spec = byName.get(name);
-    if (!spec) throw new UsageError(`unknown option --${name}`);
+    if (!spec) throw new UsageError(`unknown option --${name}${hintFor(name)}`);
     return { spec, inline: eq >= 0 ? arg.slice(eq + 1) : undefined };
   }
   if (!(arg.startsWith("-") && arg.length > 1 && !/^-\d/.test(arg))) return undefined;
@@ -238,7 +253,7 @@ export function usageText(version: string): string {
     "contextWindow, maxOutputTokens, autoCompact, compactThreshold, summarizer, compaction, hooks, …).",
     "Sessions: <workspace>/.lethe/sessions/<id>/ (transcript.jsonl, tool-results/).",
     "",
-    "In the REPL: /compact [instructions], /context, /cost, /clear, /resume [id], /help, /exit.",
+    "In the REPL: /compact [instructions], /context, /cost, /clear, /resume [id], /memory, /init, /help, /exit.",
     "Headless asks no questions: what the permission mode and rules do not allow is refused (the model is told why).",
     "Exit codes: 0 done, 1 error, 2 bad command line, 130 interrupted.",
   );

@@ -39,6 +39,8 @@ export interface RunConfig {
   /** "server": Anthropic's own compaction writes the summaries (its block kept verbatim). */
   summarizer: "model" | "digest" | "server";
   maxTurns?: number;
+  /** The run's spending limit in dollars (--max-budget-usd, settings maxBudgetUsd). */
+  maxBudgetUsd?: number;
   /** Resolved once, here: the engine takes it as it is. */
   compaction: CompactionConfig;
   hooks?: HooksConfig;
@@ -201,6 +203,7 @@ export function resolveRunConfig(args: CliArgs, env: Env, opts: { cwd?: string; 
     autoCompact,
     summarizer: summarizerOf(args.summarizer ?? settings.summarizer ?? "model", provider),
     ...(args.maxTurns ?? settings.maxTurns ? { maxTurns: args.maxTurns ?? settings.maxTurns } : {}),
+    ...(args.maxBudgetUsd ?? settings.maxBudgetUsd ? { maxBudgetUsd: args.maxBudgetUsd ?? settings.maxBudgetUsd } : {}),
     compaction,
     ...(settings.hooks ? { hooks: settings.hooks } : {}),
     ...(settings.retry ? { retry: settings.retry } : {}),

@@ -84,10 +84,17 @@ function finishRun(r: RunOutcome, sessionId: string, { format, io, result }: Run
     io.stderr.write(`lethe: ${msg}\n`);
     return 1;
   }
+  if (r.stop === "max_budget") {
+    const spent = r.costUsd === undefined ? "" : ` after spending $${r.costUsd.toFixed(4)}`;
+    const msg = `stopped${spent}, before the request that would take this run past its budget (--max-budget-usd); continue with --resume ${sessionId}`;
+    if (format !== "text") jsonLine(io.stdout, result(r, msg));
+    io.stderr.write(`lethe: ${msg}\n`);
+    return 1;
+  }
   if (format === "text") io.stdout.write(r.text.endsWith("\n") || r.text === "" ? r.text : `${r.text}\n`);
   else jsonLine(io.stdout, result(r));
   if (r.stop === "max_turns") {
-    io.stderr.write(`lethe: stopped after ${r.turns} turns (--max-turns) before the model finished; continue with --resume ${sessionId}\n`);
+    io.stderr.write(`lethe: stopped after ${r.turns} turn${r.turns === 1 ? "" : "s"} (--max-turns) before the model finished; continue with --resume ${sessionId}\n`);
     return 1;
   }
   return 0;

@@ -1,6 +1,7 @@
 // What a session costs, with prompt-cache pricing: $ per million tokens for input, output,
 // cache writes and cache reads. Prices are list prices at the time of writing; settings
 // ("pricing") override or add models. Local models (unknown names) cost nothing we can know.
+import { readFileSync } from "node:fs";
 import { normalizeModelName } from "../model/models.ts";
 import type { Usage } from "../tokens/meter.ts";
 import type { Pricing } from "./settings.ts";
@@ -72,6 +73,36 @@ export function costOfModels(byModel: ReadonlyMap<string, Usage>, pricing: Recor
     const p = priceOf(model, pricing);
     if (!p) return undefined;
     total += costOf(u, p.pricing);
+  }
+  return total;
+}
+
+/** The price of one call under these prices (undefined for a model with none): for request lines and the budget. */
+export function requestCostOf(pricing: Record<string, Pricing>): (model: string, usage: Usage) => number | undefined {
+  return (model, usage) => {
+    const p = priceOf(model, pricing);
+    return p ? costOf(usage, p.pricing) : undefined;
+  };
+}
+
+/** Dollars the request lines of a transcript add up to (what a resumed session had already cost). */
+export function costInTranscript(path: string): number {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch {
+    return 0;
+  }
+  let total = 0;
+  // Only request lines carry cost_usd; a line that does not parse costs nothing.
+  for (const line of text.split("\n")) {
+    if (!line.includes('"cost_usd"')) continue;
+    try {
+      const e = JSON.parse(line) as { name?: unknown; cost_usd?: unknown };
+      if (e.name === "request" && typeof e.cost_usd === "number" && Number.isFinite(e.cost_usd)) total += e.cost_usd;
+    } catch {
+      // a torn last line
+    }
   }
   return total;
 }

@@ -13,7 +13,7 @@ import { createToolset, toolDefinitions } from "../tools/index.ts";
 import type { Tool, ToolContext } from "../tools/types.ts";
 import { hiddenTools } from "./permissions.ts";
 import { type PermissionDenial, PermissionGate } from "./permission-gate.ts";
-import { type AgentEvent, type AgentOptions, type AgentResult, type CompactionRecord, fixedTokensOf, reportCompactions, historyAtFailure, runAgent } from "../agent/loop.ts";
+import { type AgentEvent, type AgentOptions, type AgentResult, type CompactionRecord, fixedTokensOf, reportCompactions, historyAtFailure, runAtFailure, runAgent } from "../agent/loop.ts";
 import { subagentSystemPrompt, systemPrompt } from "../agent/prompt.ts";
 import { type LoadedInstructions, loadInstructions, renderInstructions } from "../agent/instructions.ts";
 import { homedir } from "node:os";
@@ -24,8 +24,11 @@ import type { StoreTranscript } from "../store/transcript.ts";
 import type { SessionLock } from "../session/lock.ts";
 import { type SessionChoice, type SessionHome, sessionHome } from "./session-home.ts";
 import { type PromptParts, type RunConfig, promptParts } from "./config.ts";
-import { oneLine } from "./errors.ts";
-import { costOf, costOfModels, priceOf } from "./pricing.ts";
+import { ConfigError, oneLine } from "./errors.ts";
+
+/** The least room a threshold must leave for the conversation itself, above the system prompt and tools. */
+const MIN_HISTORY_ROOM = 500;
+import { costInTranscript, costOfModels, requestCostOf } from "./pricing.ts";
 import { type ContextBreakdown, contextCategories } from "./context-breakdown.ts";
 import { type FullUsage, addModelUsage, addUsage, zeroUsage } from "./usage.ts";
 
@@ -99,6 +102,10 @@ export class AgentSession {
   lastCompactSkipped = false;
   /** Warnings from loading the transcript on resume. */
   loadWarnings: string[] = [];
+  /** What the session had cost before this process resumed it. */
+  private priorCostUsd = 0;
+  /** The last run, when it failed: what it had done (turns, compactions, usage, cost) before. */
+  failedRun: Pick<RunOutcome, "turns" | "compactions" | "runUsage" | "costUsd"> | undefined;
   /** Usage of the run in progress (summary calls land here too). */
   private runUsage: FullUsage = zeroUsage();
   /** The client for summaries: the same one, with its usage counted. */
@@ -170,6 +177,9 @@ export class AgentSession {
   /** Opens a new session, or the one named by `resume`, or the latest one (`continueLatest`). */
   async start(opts: SessionChoice = {}): Promise<void> {
     await this.switchSession(opts);
+    // A threshold below what every request carries before any message can never be reached by compacting.
+    const floor = this.fixedTokens + MIN_HISTORY_ROOM;
+    if (this.engine.threshold < floor) throw new ConfigError(`lethe: the auto-compact threshold (${this.engine.threshold.toLocaleString("en-US")} tokens) is below what every request carries before any message (system prompt and tools: ${this.fixedTokens.toLocaleString("en-US")} tokens, plus ${MIN_HISTORY_ROOM.toLocaleString("en-US")} for the conversation); no compaction could get under it. Raise --compact-threshold (e.g. 0.8) or compactThreshold`);
   }
 
   /** Leaves the open session for the chosen one (./session-home.ts): closed only once the next one is found. */
@@ -204,6 +214,8 @@ export class AgentSession {
     };
     this.usage = zeroUsage();
     this.usageByModel = new Map();
+    // A resumed session's cost goes on from what its transcript's request lines add up to.
+    this.priorCostUsd = fresh ? 0 : costInTranscript(transcript.path);
     this.compactions = [];
     this.turns = 0;
   }
@@ -224,6 +236,8 @@ export class AgentSession {
       // Summary calls are paid for too: count their usage with the session's.
       summarizer: { client: this.countingClient, model: cfg.model },
       summarizerMode: cfg.summarizer,
+      // A summary call's request line in the transcript carries its price, as the loop's do.
+      requestCost: requestCostOf(cfg.pricing),
       ...(cfg.hooks
         ? { hooks: createCommandHooks(cfg.hooks, { cwd: cfg.workspace, sessionId, ...(transcript ? { transcriptPath: transcript.path } : {}), onWarning: (m) => this.ui.onWarning?.(m) }) }
         : {}),
@@ -254,6 +268,8 @@ export class AgentSession {
   /** Closes the session once everything is stored; releases the store's connections. */
   async end(): Promise<void> {
     try {
+      // A background summary in flight is paid for: its request line is written before the session closes.
+      await this.engine?.flush();
       await this.settle();
     } finally {
       this.close();
@@ -267,20 +283,23 @@ export class AgentSession {
     addModelUsage(this.usageByModel, model, u);
   }
 
-  /** $ for the usage so far (undefined when a model's price is unknown). */
+  /** $ for the usage so far, what a resumed session had cost before included (undefined when a model's price is unknown). */
   cost(): number | undefined {
-    return costOfModels(this.usageByModel, this.cfg.pricing);
+    const now = costOfModels(this.usageByModel, this.cfg.pricing);
+    return now === undefined ? undefined : this.priorCostUsd + now;
   }
 
   /** One user turn: the prompt, then model calls and tools until the model answers. */
   async run(prompt: string | undefined, signal?: AbortSignal): Promise<RunOutcome> {
     const runUsage = (this.runUsage = zeroUsage());
+    this.failedRun = undefined;
     this.gate.denials = [];
     const costBefore = this.cost();
     const onEvent = (e: AgentEvent) => {
       let inner: AgentEvent = e;
       while (inner.type === "subagent_event") inner = inner.event;
-      if (inner.type === "response") {
+      // Summary calls are counted by the client that made them (countingClient), stale ones too.
+      if (inner.type === "response" && !inner.summary) {
         this.answered = true;
         this.countUsage(inner.model, inner.usage, runUsage);
       }
@@ -303,11 +322,9 @@ export class AgentSession {
           createEngine: ({ sessionDir, transcript }) => this.makeEngine(sessionDir, transcript, this.paths.id),
         },
         transcript: this.transcript,
-        requestCost: (model, u) => {
-          const p = priceOf(model, cfg.pricing);
-          return p ? costOf(u, p.pricing) : undefined;
-        },
+        requestCost: requestCostOf(cfg.pricing),
         ...(cfg.maxTurns ? { maxTurns: cfg.maxTurns } : {}),
+        ...(cfg.maxBudgetUsd ? { maxBudgetUsd: cfg.maxBudgetUsd } : {}),
         maxOutputTokens: cfg.maxOutputTokens,
         signal,
         onEvent,
@@ -327,6 +344,11 @@ export class AgentSession {
     } catch (e) {
       const h = historyAtFailure(e);
       if (h) this.history = h;
+      // What the run did before it failed is the session's too (a report says so).
+      const partial = runAtFailure(e);
+      if (partial) (this.turns += partial.turns), this.compactions.push(...partial.compactions);
+      const after = this.cost();
+      this.failedRun = { turns: partial?.turns ?? 0, compactions: partial?.compactions ?? [], runUsage, costUsd: after !== undefined && costBefore !== undefined ? after - costBefore : undefined };
       this.closeUnanswered(`[lethe] This request failed before it was finished (${oneLine(e instanceof Error ? e.message : String(e), 300)}). Treat the next message as a new request.`);
       // The note goes to the store too; a store that fails now is not the error to report.
       await this.settle().catch(() => {});

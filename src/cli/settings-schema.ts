@@ -23,6 +23,7 @@ export const settingsSchema = z
     compactThreshold: z.number().positive().optional(),
     summarizer: z.enum(["model", "digest", "server"]).optional(),
     maxTurns: positiveInt.optional(),
+    maxBudgetUsd: z.number().positive().finite().optional(),
     compaction: compactionConfigSchema.optional(),
     hooks: z.record(z.string(), z.unknown()).optional(),
     retry: z.object({ maxAttempts: positiveInt.optional(), baseMs: z.number().nonnegative().optional(), maxMs: z.number().nonnegative().optional() }).strict().optional(),

@@ -144,6 +144,27 @@ export interface SummarizeEvent {
   attachmentsRemoved?: number;
 }
 
+/**
+ * A summary model call was answered (used or not: a background summary that went stale was paid
+ * for too). The engine writes its `request` line to the transcript; a loop adds it to its spend.
+ */
+export interface SummaryCallEvent {
+  kind: "summary_call";
+  model: string;
+  usage: { input_tokens: number; output_tokens: number; cache_creation_input_tokens?: number | null; cache_read_input_tokens?: number | null };
+  /** Estimated input tokens of the summary request. */
+  tokens: number;
+}
+
+/** Summaries in a row left the same context: the session makes no progress (it stops; NoProgressError). */
+export interface NoProgressEvent {
+  kind: "no_progress";
+  /** Summaries in a row that ended the same. */
+  repeats: number;
+  tokensBefore: number;
+  tokensAfter: number;
+}
+
 /** A summary request failed (after retries); `breakerOpen` says the digest takes over. */
 export interface SummaryFailedEvent {
   kind: "summary_failed";
@@ -183,7 +204,7 @@ export interface WindowLearnedEvent {
 }
 
 /** Every event the engine emits. */
-export type CompactionEvent = LayerEvent | SummarizeEvent | SummaryFailedEvent | CompactionNoticeEvent | CompactionNotDoneEvent | WindowLearnedEvent;
+export type CompactionEvent = LayerEvent | SummarizeEvent | SummaryFailedEvent | CompactionNoticeEvent | CompactionNotDoneEvent | WindowLearnedEvent | NoProgressEvent | SummaryCallEvent;
 
 export interface LayerResult<E extends LayerEvent = LayerEvent> {
   history: Message[];

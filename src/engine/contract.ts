@@ -34,6 +34,8 @@ export interface EngineOptions extends ModelWindow {
    * Default: "openai" for gpt-* / o-series model names, else "anthropic".
    */
   media?: MediaFormula;
+  /** The price of one call: a summary call's `request` line in the transcript carries it (lethe's agent loop passes the same). */
+  requestCost?: (model: string, usage: Usage) => number | undefined;
   /** The model that writes summaries. Without it, summaries are digests (no model call). */
   summarizer?: Summarizer;
   /**
@@ -111,13 +113,15 @@ export class InvariantError extends LetheError {
 /** Thrown instead of sending a request the engine already knows is over the window. */
 export class OverWindowError extends LetheError {
   /** `compacted`: a summary ran and the request is still too long; otherwise nothing was compacted (auto-compact off, or ask and the answer was no). */
-  constructor(readonly tokens: number, readonly limit: number, readonly compacted = true) {
+  constructor(readonly tokens: number, readonly limit: number, readonly compacted = true, auto: "off" | "ask" = "off") {
     const n = (x: number) => x.toLocaleString("en-US");
+    // The limit is the window less the reply's reserve: what a request may carry, not the threshold.
+    const why = auto === "ask" ? "auto-compact asks first, and no compaction was approved" : "auto-compact is off";
     super(
       "over_window",
       compacted
-        ? `lethe: the request is still ${n(tokens)} tokens after compaction, over the ${n(limit)} the window allows; not sending it`
-        : `lethe: the context is ${n(tokens)} tokens, over the ${n(limit)} the window allows, and was not compacted (auto-compact is not on); not sending it — /compact makes room`,
+        ? `lethe: the request is still ${n(tokens)} tokens after compaction, over the ${n(limit)} a request may carry in this window (the rest is the reply's); not sending it`
+        : `lethe: the context is ${n(tokens)} tokens, over the ${n(limit)} a request may carry in this window (the rest is the reply's), and was not compacted (${why}); not sending it — /compact makes room`,
     );
   }
 }

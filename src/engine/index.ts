@@ -131,6 +131,8 @@ export function createEngine(opts: EngineOptions): Engine {
     },
 
     flush: async () => {
+      // A background summary still in flight is paid for: its request line is written before this resolves.
+      await compactor.settled();
       if (s.link) await settle(s.link);
     },
   };

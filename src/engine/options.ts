@@ -2,7 +2,7 @@
 // type, in one short LetheInputError. Never Node's ERR_INVALID_ARG_TYPE from a store deep inside,
 // a typo silently ignored (`sesionDir`), a NaN threshold, or a layer that loops. Read through
 // readSafely: a caller's getter or Proxy that throws is refused the same way.
-import { closest } from "../compaction/config/schema.ts";
+import { closest } from "../errors.ts";
 import { type CompactionConfig, resolveConfig } from "../compaction/config/config.ts";
 import type { EngineOptions } from "./contract.ts";
 import { MAX_CONVERSATION_ID } from "../store/types.ts";
@@ -41,6 +41,7 @@ const OPTIONS: Record<keyof EngineOptions, Check> = {
   media: oneOf("anthropic", "openai"),
   summarizer: (v) => (isObj(v) && isObj(v.client) && typeof v.client.stream === "function" && typeof v.model === "string" ? null : "must be { client, model }: a ModelClient and a model name"),
   summarizerMode: oneOf("model", "digest", "server"),
+  requestCost: (v) => (typeof v === "function" ? null : "must be a function (model, usage) => dollars"),
   hooks: withMethods([], ["preCompact", "postCompact"]),
   transcript: withMethods(["appendBoundary"], ["uuidOf"]),
   transcriptHoldsHistory: (v) => (typeof v === "boolean" ? null : "must be true or false"),

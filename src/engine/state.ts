@@ -14,6 +14,7 @@ import { createTruncationDetector } from "../tokens/truncation.ts";
 import type { TranscriptWriter } from "../session/transcript.ts";
 import type { EngineOptions, PrepareCall } from "./contract.ts";
 import { type Follower, createFollower } from "./follower.ts";
+import { logSummaryCall } from "./summary-calls.ts";
 import { type StoreLink, createLink, isConversationStore, linkResults, linkTranscript } from "./store-link.ts";
 
 /** Events of layers that rewrite what was sent before (not only append to it). */
@@ -91,6 +92,11 @@ export function createState(opts: EngineOptions, resolved: CompactionConfig): En
     unreported: [],
     collecting,
     emit(e) {
+      if (e.kind === "summary_call") {
+        logSummaryCall({ transcript: state.transcript, requestCost: opts.requestCost, threshold: state.threshold, contextWindow: window.contextWindow }, e);
+        // A background summary answered between requests goes out with the next request's events.
+        if (collecting.size === 0) state.unreported.push(e);
+      }
       for (const list of collecting) list.push(e);
       if (REWRITES.has(e.kind)) state.rewrote = true;
       opts.onEvent?.(e);
@@ -107,8 +113,19 @@ export function createState(opts: EngineOptions, resolved: CompactionConfig): En
     readFile: opts.readFile ?? diskReader(opts.workspace ?? process.cwd()),
     emit: (e) => state.emit(e),
     onLimit: (n) => state.learnLimit?.(n),
+    // Free when the host's pricing gives the summarizer's model no price (a local model).
+    ...(opts.requestCost && opts.summarizer ? { summariesCost: () => (safePrice(opts.requestCost!, opts.summarizer!.model) ?? 0) > 0 } : {}),
   });
   return state;
+}
+
+/** What a million input tokens cost on `model` by the host's pricing (undefined: no price, or pricing that throws). */
+function safePrice(requestCost: NonNullable<EngineOptions["requestCost"]>, model: string): number | undefined {
+  try {
+    return requestCost(model, { input_tokens: 1_000_000, output_tokens: 0 });
+  } catch {
+    return undefined;
+  }
 }
 
 function diskReader(workspace: string): (path: string) => string | undefined {

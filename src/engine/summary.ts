@@ -22,6 +22,6 @@ export function summarizeHistory(s: EngineState, history: Message[], kind: Summa
 /** The request, or OverWindowError when even the compacted history leaves the reply no room. */
 export function ensureFits(s: EngineState, ready: RequestReady, compacted = true): RequestReady {
   const limit = s.window.contextWindow - Math.min(s.window.maxOutputTokens, s.config.threshold.maxOutputReserve);
-  if (ready.tokens > limit) throw new OverWindowError(ready.tokens, limit, compacted);
+  if (ready.tokens > limit) throw new OverWindowError(ready.tokens, limit, compacted, s.config.summary.auto === "ask" ? "ask" : "off");
   return ready;
 }

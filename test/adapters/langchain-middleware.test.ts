@@ -52,7 +52,8 @@ test(`createAgent + createLetheMiddleware: a ${STEPS}-step tool session, lethe t
         tools: [bash],
         systemPrompt: "You are a careful agent.",
         checkpointer,
-        middleware: [createLetheMiddleware({ contextWindow: 16_000, maxOutputTokens: 1_000, onEvent: (e) => events.push(e) })],
+        // micro off: it would keep this session under the 12k server's limit, and the test is about recovering from its refusal.
+        middleware: [createLetheMiddleware({ contextWindow: 16_000, maxOutputTokens: 1_000, config: { micro: { enabled: false } }, onEvent: (e) => events.push(e) })],
       });
     const config = { configurable: { thread_id: "thread-1" }, recursionLimit: 4 * STEPS };
     const result = await make().invoke({ messages: [new HumanMessage("Read every data file.")] }, config);
@@ -98,7 +99,7 @@ test("createLetheMiddleware with a PostgreSQL store: each thread a conversation 
     const make = async () => {
       const store = await createPostgresStore(cluster.url);
       stores.push(store);
-      return createAgent({ model, tools: [bash], systemPrompt: "You are a careful agent.", checkpointer, middleware: [createLetheMiddleware({ contextWindow: 16_000, maxOutputTokens: 1_000, store })] });
+      return createAgent({ model, tools: [bash], systemPrompt: "You are a careful agent.", checkpointer, middleware: [createLetheMiddleware({ contextWindow: 16_000, maxOutputTokens: 1_000, config: { micro: { enabled: false } }, store })] });
     };
     const config = { configurable: { thread_id: "pg-thread" }, recursionLimit: 4 * STEPS };
     const result = await (await make()).invoke({ messages: [new HumanMessage("Read every data file.")] }, config);

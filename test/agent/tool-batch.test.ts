@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { type CallResult, INTERRUPTED_TEXT, createToolBatchRunner } from "../../src/agent/tool-batch.ts";
+import { type CallResult, INTERRUPTED_TEXT, NOT_RUN_TEXT, NOT_STARTED_TEXT, createToolBatchRunner } from "../../src/agent/tool-batch.ts";
 import type { AgentEvent } from "../../src/agent/types.ts";
 import type { ToolUseBlock } from "../../src/messages/types.ts";
 import type { Tool, ToolContext } from "../../src/tools/types.ts";
@@ -123,13 +123,38 @@ test("cancelling: the running call is answered at once as interrupted, the calls
   controller.abort();
   const results = await batch;
   assert.deepEqual(results.map((r) => r.block.tool_use_id), ["t1", "t2", "t3", "t4"]);
-  assert.deepEqual(contents(results), ["result before", INTERRUPTED_TEXT, INTERRUPTED_TEXT, INTERRUPTED_TEXT]);
+  // t2 was running (it may have done something); t3 and t4 never started, and are told so.
+  assert.deepEqual(contents(results), ["result before", INTERRUPTED_TEXT, NOT_STARTED_TEXT, NOT_STARTED_TEXT]);
   assert.ok(results.slice(1).every((r) => r.block.is_error === true && r.outcome === undefined));
   assert.deepEqual(ran, ["stuck 1"]);
   assert.deepEqual(p.log, ["start before", "end before"]);
 
   // Already cancelled: nothing runs at all.
   const again = await run([use("t5", "change", { tag: "late", ticks: 0 })]);
-  assert.deepEqual(contents(again), [INTERRUPTED_TEXT]);
+  assert.deepEqual(contents(again), [NOT_STARTED_TEXT]);
   assert.deepEqual(p.log, ["start before", "end before"]);
+});
+
+test("Ctrl-C while a call waits at its permission question: the model is told it was not run (not 'partial effects')", async () => {
+  const controller = new AbortController();
+  let asked!: () => void;
+  const askedP = new Promise<void>((r) => (asked = r));
+  const writer: Tool = {
+    name: "writer",
+    description: "asks first",
+    schema: z.object({}),
+    readOnly: false,
+    run: async (_input, c) => {
+      await c.askPermission!({ tool: "writer", summary: "write a file" } as never);
+      throw new Error("never reached: the question is not answered");
+    },
+  };
+  const base = ctx({ signal: controller.signal });
+  const run = createToolBatchRunner({ toolset: [writer], ctx: { ...base, askPermission: () => (asked(), new Promise(() => {})) }, signal: controller.signal, emit: () => {} });
+  const batch = run([use("w1", "writer", {})]);
+  await askedP;
+  controller.abort();
+  const [r] = await batch;
+  assert.equal(r!.block.content, NOT_RUN_TEXT);
+  assert.equal(r!.block.is_error, true);
 });

@@ -323,7 +323,7 @@ test("--compact-threshold and --auto-compact off: the threshold is the one given
     const before = fake.requests.length;
     const off = await runCli([...base, "--auto-compact", "off", "--output-format", "json", "-p", "print forever"], { env });
     assert.equal(off.code, 1);
-    assertOneLine(off.stderr, /over the [\d,]+ the window allows, and was not compacted \(auto-compact is not on\); not sending it/);
+    assertOneLine(off.stderr, /over the [\d,]+ a request may carry in this window \(the rest is the reply.s\), and was not compacted \(auto-compact is off\); not sending it/);
     const sent = fake.requests.slice(before);
     assert.ok(sent.length > 3);
     for (const body of sent) assert.ok(anthropicInputTokens(body) <= 24_000);

@@ -21,7 +21,8 @@ function session() {
 
 test(`--summarizer server: ${STEPS} steps, every summary the server's compaction block, sent back first byte for byte; exit 0, nothing over the window`, async () => {
   const fake = await startFakeAnthropic({ script: session(), contextWindow: 16_000, promptCache: false });
-  const ws = makeWorkspace();
+  // micro off: at 16k it would keep the session under the threshold, and this test is about summaries.
+  const ws = makeWorkspace({ compaction: { micro: { enabled: false } } });
   try {
     const args = ["--provider", "anthropic", "--base-url", fake.url, "--model", "claude-sonnet-4-6", "--context-window", "16000", "--max-output-tokens", "2000", "--summarizer", "server"];
     const r = await runCli([...args, "--yes", "--cwd", ws.dir, "--output-format", "json", "-p", "Print every batch of rows."], { env: cliEnv(ws, { ANTHROPIC_API_KEY: "k" }) });

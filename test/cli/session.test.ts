@@ -34,3 +34,27 @@ test("a failed model call closes the turn with a note; the next prompt is a sepa
     ws.cleanup();
   }
 });
+
+test("a session's cost goes on across --continue: the resumed session starts from what its transcript's request lines add up to", async () => {
+  const ws = makeWorkspace();
+  try {
+    const argv = ["--cwd", ws.dir, "--model", "claude-sonnet-4-6", "--context-window", "50000", "--max-output-tokens", "2000"];
+    const cfg = resolveRunConfig(parseArgs(argv), { ANTHROPIC_API_KEY: "k" }, { headless: true, userSettingsPath: `${ws.home}/none.json` });
+    const first = new AgentSession(cfg, {}, scriptedClient(["one", "two"]));
+    await first.start();
+    await first.run("first");
+    await first.run("second");
+    const spent = first.cost()!;
+    assert.ok(spent > 0);
+    await first.end();
+    const again = new AgentSession(resolveRunConfig(parseArgs([...argv, "--continue"]), { ANTHROPIC_API_KEY: "k" }, { headless: true, userSettingsPath: `${ws.home}/none.json` }), {}, scriptedClient(["three"]));
+    await again.start({ continueLatest: true });
+    assert.equal(again.cost()!.toFixed(9), spent.toFixed(9), "not back to $0");
+    const r = await again.run("third");
+    assert.ok(again.cost()! > spent);
+    assert.equal((again.cost()! - spent).toFixed(9), r.costUsd!.toFixed(9), "the run's own cost is still the run's");
+    await again.end();
+  } finally {
+    ws.cleanup();
+  }
+});

@@ -20,15 +20,19 @@ function script() {
 
 test("a CLI session's transcript has a request line per model call and boundaries naming what they removed and carried; sessions lists it; export writes it", async () => {
   const fake = await startFakeAnthropic({ script: script(), contextWindow: 16_000 });
-  const ws = makeWorkspace();
+  // micro off: at 16k it would keep the session under the threshold, and this test is about summaries' boundaries.
+  const ws = makeWorkspace({ compaction: { micro: { enabled: false } } });
   try {
     const r = await runCli(["--provider", "anthropic", "--base-url", fake.url, "--model", "claude-sonnet-4-6", "--context-window", "16000", "--max-output-tokens", "2000", "--yes", "--cwd", ws.dir, "-p", "Print every batch of rows."], { env: cliEnv(ws, { ANTHROPIC_API_KEY: "k" }) });
     assert.equal(r.code, 0, r.stderr);
     const s = onlySession(ws);
     const entries = s.transcript.entries;
 
-    // One request line per model call of the loop (summary requests are the engine's, not the loop's).
-    const requests = entries.filter((e) => e.type === "event" && e.name === "request") as any[];
+    // One request line per model call: the loop's, and the engine's summary calls (marked summary).
+    const lines = entries.filter((e) => e.type === "event" && e.name === "request") as any[];
+    assert.equal(lines.length, fake.requests.length);
+    assert.equal(lines.filter((q) => q.summary === true).length, fake.requests.filter(isSummaryRequest).length);
+    const requests = lines.filter((q) => q.summary !== true);
     const calls = fake.requests.filter((b) => !isSummaryRequest(b));
     assert.equal(requests.length, calls.length);
     requests.forEach((q, i) => {

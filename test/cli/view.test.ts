@@ -57,6 +57,13 @@ test("the viewer: the page, its assets and the API; search reaches archived tool
       assert.equal(page.status, 200);
       assert.doesNotMatch(page.body, /https?:\/\/(?!127\.0\.0\.1)/, "no external fonts, scripts or styles");
       for (const a of ["/assets/uplot.js", "/assets/uplot.css", "/assets/view.js", "/assets/view.css"]) assert.equal((await rawGet(v.url, a)).status, 200, a);
+      // The icon a browser asks for (a 404 in its console otherwise), at the name the page gives and the usual one.
+      assert.match(page.body, /<link rel="icon"[^>]* href="\/favicon\.svg"/);
+      for (const a of ["/favicon.svg", "/favicon.ico"]) {
+        const icon = await rawGet(v.url, a);
+        assert.deepEqual([icon.status, icon.headers["content-type"]], [200, "image/svg+xml"], a);
+        assert.match(icon.body, /^<svg /);
+      }
       const session = JSON.parse((await rawGet(v.url, "/api/session")).body);
       assert.deepEqual(session.requests, { i: [2, 5], input_tokens: [900, 1_300], threshold: [5_000, 5_000], context_window: [8_000, 8_000], cost_usd: [0.01, 0.01] });
       assert.deepEqual(session.boundaries, [{ i: 4, kind: "budget", ts: "2026-01-01T00:00:03.100Z", tokens_before: 7_000, tokens_after: 1_200 }]);
@@ -168,7 +175,7 @@ test("the viewer answers only its own Host (421 otherwise, every path) and its o
         assert.equal(r.headers["cross-origin-opener-policy"], "same-origin");
       }
       const csp = String(page.headers["content-security-policy"] ?? "");
-      for (const d of ["default-src 'none'", "script-src 'self'", "style-src 'self'", "connect-src 'self'", "frame-ancestors 'none'", "base-uri 'none'", "form-action 'none'"]) assert.ok(csp.includes(d), `${d} in ${csp}`);
+      for (const d of ["default-src 'none'", "script-src 'self'", "style-src 'self'", "img-src 'self'", "connect-src 'self'", "frame-ancestors 'none'", "base-uri 'none'", "form-action 'none'"]) assert.ok(csp.includes(d), `${d} in ${csp}`);
       assert.doesNotMatch(csp, /unsafe-|\*|https?:/, csp);
       // The CSP allows no inline script or style, so the page has none.
       assert.doesNotMatch(page.body, /<script(?![^>]*\ssrc=)|<style|\sstyle=|\son[a-z]+=/i);

@@ -28,7 +28,7 @@ function script() {
   };
 }
 
-test("viewer in chromium: one chart marker per boundary, a summary opens to its removed items and text, search finds an archived result; screenshots", { timeout: 180_000 }, async () => {
+test("viewer in chromium: every boundary in a chart marker, no request fails, a summary opens to its removed items and text, search finds an archived result; screenshots", { timeout: 180_000 }, async () => {
   assert.ok(CHROMIUM, "chromium is installed (.ci/run installs Debian's chromium package)");
   const fake = await startFakeAnthropic({ script: script(), contextWindow: 16_000 });
   const ws = makeWorkspace();
@@ -50,6 +50,10 @@ test("viewer in chromium: one chart marker per boundary, a summary opens to its 
       page.on("request", (q) => {
         if (!q.url().startsWith(viewer.url)) external.push(q.url());
       });
+      // Every request the page makes succeeds (as the server answered it, and as the page saw it).
+      const failed: string[] = [];
+      viewer.server.on("request", (req, res) => res.on("finish", () => res.statusCode >= 400 && failed.push(`${req.url} ${res.statusCode}`)));
+      page.on("requestfailed", (q) => failed.push(`${q.url()} failed`));
       // The page runs under its Content-Security-Policy without tripping it.
       const violations: string[] = [];
       page.on("console", (m) => {
@@ -61,7 +65,9 @@ test("viewer in chromium: one chart marker per boundary, a summary opens to its 
       assert.match((await response?.allHeaders())?.["content-security-policy"] ?? "", /default-src 'none'/);
       await page.waitForSelector("body[data-ready='1']");
       assert.deepEqual(external, [], "nothing loaded from outside");
-      assert.equal(Number(await page.getAttribute("#chart", "data-markers")), boundaries.length, "one marker per boundary");
+      // Markers as drawn: [x, compactions merged into it]; every boundary is in one.
+      const markers: [number, number][] = JSON.parse((await page.getAttribute("#chart", "data-markers")) ?? "[]");
+      assert.equal(markers.reduce((a, [, n]) => a + n, 0), boundaries.length, "every boundary in a marker");
       assert.ok(await page.$("#chart canvas"), "the chart is drawn");
       await page.screenshot({ path: join(shots, "overview.png") });
 
@@ -81,6 +87,7 @@ test("viewer in chromium: one chart marker per boundary, a summary opens to its 
       assert.ok(hits.some((h) => h.includes(NEEDLE)), hits.join("\n"));
       await page.screenshot({ path: join(shots, "search.png") });
       assert.deepEqual(violations, [], "no CSP violations, no page errors");
+      assert.deepEqual(failed, [], "no request failed");
     } finally {
       await browser.close();
       await viewer.close();

@@ -116,7 +116,8 @@ test("PostCompact hook sees the summary and the token counts", async () => {
 
 test("thrash: the context refilling right after each compaction stops the session", async () => {
   const { c } = setup([SUMMARY_REPLY]);
-  const h = bashSession(10, 1_000);
+  // Large enough that each summary frees something (one that gains nothing is skipped, not counted).
+  const h = bashSession(60, 4_000);
   await c.compact(h, "summarize");
   c.observeTurn(h, 120, 100);
   await c.compact(h, "summarize");
@@ -142,4 +143,49 @@ test("digest mode never calls the model", async () => {
   const r = await c.compact([user("task"), said("ok"), user("next")], "manual");
   assert.equal(client.requests.length, 0);
   assert.equal(r.event.summarizer, "digest");
+});
+
+test("an auto summary that would not make the context smaller is skipped with a line, and the next is not paid for until the context has grown a quarter", async () => {
+  const { createEngine } = await import("../../src/engine/index.ts");
+  let calls = 0;
+  const client = { provider: "anthropic" as const, stream: async () => (calls++, { message: { role: "assistant" as const, content: [{ type: "text" as const, text: `<summary>${"A long summary that says a great deal. ".repeat(400)}</summary>` }] }, usage: { input_tokens: 10, output_tokens: 10 }, stopReason: "end_turn" as const, model: "m" }) };
+  const events: { kind: string; reason?: string }[] = [];
+  const engine = createEngine({ contextWindow: 100_000, maxOutputTokens: 4_000, summarizer: { client, model: "m" }, config: { threshold: { tokens: 3_000 }, summary: { presummaryShare: 0, thrashRepeats: 100 }, micro: { enabled: false } }, onEvent: (e) => events.push(e as never) });
+  let h: { role: "user" | "assistant"; content: string }[] = [{ role: "user", content: "hello ".repeat(3_200) }];
+  const r1 = await engine.beforeRequest(h);
+  assert.equal(calls, 1);
+  assert.equal(r1.history.length, 1, "kept as it was");
+  assert.match(events.find((e) => e.kind === "compact_skipped")?.reason ?? "", /nothing to gain/);
+  h = [...h, { role: "assistant", content: "ok" }, { role: "user", content: "more" }];
+  await engine.beforeRequest(h);
+  assert.equal(calls, 1, "not paid for again while the context has barely grown");
+  assert.match(events.filter((e) => e.kind === "compact_skipped").at(-1)?.reason ?? "", /waits until the context passes/);
+});
+
+test("thrash is about money: summaries that cost nothing (a local model) are never stopped by it", async () => {
+  const { c } = setup([SUMMARY_REPLY], { summariesCost: () => false, config: resolveConfig({ summary: { noProgressRepeats: 0 } }) });
+  const h = bashSession(60, 4_000);
+  for (let i = 0; i < 6; i++) {
+    await c.compact(h, "summarize");
+    c.observeTurn(h, 120, 100);
+  }
+  const priced = setup([SUMMARY_REPLY], { summariesCost: () => true, config: resolveConfig({ summary: { noProgressRepeats: 0 } }) }).c;
+  for (let i = 0; i < 3; i++) {
+    await priced.compact(h, "summarize");
+    priced.observeTurn(h, 120, 100);
+  }
+  await assert.rejects(priced.compact(h, "summarize"), ThrashError);
+});
+
+test("no progress: summaries of the same work leaving the same context stop the session before the next is paid for; the same sizes with new work do not", async () => {
+  const { NoProgressError } = await import("../../src/compaction/summary/compactor.ts");
+  const { c, client } = setup([SUMMARY_REPLY], { config: resolveConfig({ summary: { thrashRepeats: 100 } }) });
+  const h = bashSession(60, 4_000);
+  for (let i = 0; i < 3; i++) await c.compact(h, "summarize");
+  const paid = client.requests.length;
+  await assert.rejects(c.compact(h, "summarize"), NoProgressError);
+  assert.equal(client.requests.length, paid, "the fourth summary was not paid for");
+  // New work each time (other files read), the same sizes: progress, never stopped.
+  const fresh = setup([SUMMARY_REPLY], { config: resolveConfig({ summary: { thrashRepeats: 100 } }) }).c;
+  for (let i = 0; i < 6; i++) await fresh.compact(bashSession(60, 4_000).map((m) => JSON.parse(JSON.stringify(m).replace(/file(\d+)/g, `f${i}_$1`))), "summarize");
 });

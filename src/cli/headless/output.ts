@@ -111,8 +111,10 @@ export function initMessage(cfg: RunConfig, session: AgentSession): Record<strin
  * Claude Code's result object (SDKResultMessage), plus lethe's own fields: json's only line and
  * stream-json's last. Without an outcome (the run failed), or with an error, it is an error result.
  */
-export function resultMessage(cfg: RunConfig, session: AgentSession, run: { started: number; sessionId: string | null }, r: RunOutcome | undefined, error?: string): Record<string, unknown> {
+export function resultMessage(cfg: RunConfig, session: AgentSession, run: { started: number; sessionId: string | null }, outcome: RunOutcome | undefined, error?: string): Record<string, unknown> {
   const cost = session.cost();
+  // A run that failed still did what it did: its turns, compactions and cost are reported.
+  const r = outcome ?? session.failedRun;
   const usage: Record<string, unknown> = { ...(r?.runUsage ?? session.usage) };
   if (cost === undefined) usage.cost_note = `no price known for ${[...session.usageByModel.keys()].join(", ") || cfg.model}; total_cost_usd counts 0 for it (add it under "pricing" in settings)`;
   const modelUsage: Record<string, unknown> = {};
@@ -120,7 +122,8 @@ export function resultMessage(cfg: RunConfig, session: AgentSession, run: { star
     const p = priceOf(model, cfg.pricing);
     modelUsage[model] = { inputTokens: u.input_tokens, outputTokens: u.output_tokens, cacheReadInputTokens: u.cache_read_input_tokens, cacheCreationInputTokens: u.cache_creation_input_tokens, costUSD: p ? costOf(u, p.pricing) : 0 };
   }
-  const subtype = error !== undefined ? "error_during_execution" : r?.stop === "max_turns" ? "error_max_turns" : "success";
+  const stop = outcome?.stop;
+  const subtype = stop === "max_budget" ? "error_max_budget_usd" : error !== undefined ? "error_during_execution" : stop === "max_turns" ? "error_max_turns" : "success";
   const known = [...session.usageByModel].reduce((a, [m, u]) => a + (priceOf(m, cfg.pricing) ? costOf(u, priceOf(m, cfg.pricing)!.pricing) : 0), 0);
   return {
     type: "result",
@@ -129,7 +132,7 @@ export function resultMessage(cfg: RunConfig, session: AgentSession, run: { star
     duration_ms: Date.now() - run.started,
     duration_api_ms: session.apiMs,
     num_turns: r?.turns ?? 0,
-    ...(subtype === "success" ? { result: r!.text } : { result: r?.text ?? "", errors: [error ?? `stopped after ${r?.turns} turns (--max-turns)`] }),
+    ...(subtype === "success" ? { result: outcome!.text } : { result: outcome?.text ?? "", errors: [error ?? `stopped after ${r?.turns} turn${r?.turns === 1 ? "" : "s"} (--max-turns)`] }),
     session_id: run.sessionId,
     total_cost_usd: r?.costUsd ?? known,
     usage,
@@ -137,8 +140,8 @@ export function resultMessage(cfg: RunConfig, session: AgentSession, run: { star
     permission_denials: session.permissionDenials,
     uuid: randomUUID(),
     // lethe's own:
-    stop_reason: r?.stop ?? "error",
-    compactions: r?.compactions ?? session.compactions,
-    model: r?.model ?? session.model,
+    stop_reason: stop ?? "error",
+    compactions: r?.compactions ?? [],
+    model: outcome?.model ?? session.model,
   };
 }

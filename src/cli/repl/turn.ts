@@ -14,9 +14,10 @@ export async function runTurn(repl: Repl, prompt: string): Promise<void> {
     repl.endLine();
     repl.spinner.stop();
     if (r.stop === "aborted") print(s.yellow("Interrupted. The turn was cancelled; the session goes on."));
-    else if (r.stop === "max_turns") print(s.yellow(`Stopped after ${r.turns} turns (--max-turns).`));
+    else if (r.stop === "max_turns") print(s.yellow(`Stopped after ${r.turns} turn${r.turns === 1 ? "" : "s"} (--max-turns).`));
     else if (r.stop === "max_tokens") print(s.yellow("The reply was cut off by the output token limit."));
     else if (r.stop === "refusal") print(s.yellow("The model declined this request (refusal). It was taken out of the context; the session goes on."));
+    else if (r.stop === "max_budget") print(s.yellow(`Stopped before the next request: it would take this turn past its budget (--max-budget-usd)${r.costUsd !== undefined ? `; the turn spent $${r.costUsd.toFixed(4)}` : ""}.`));
     print(statusLine(session.breakdown(), session.cost(), s));
   } catch (e) {
     md?.flush();

@@ -2,7 +2,10 @@
 // from /assets (uPlot, served from the package). No fonts, scripts or styles from anywhere else, and
 // nothing inline (no <style>, no style= attributes): the CSP allows only this server's files.
 // Long lists render in pages as they scroll into view, fetched a page at a time (/api/entries?from=),
-// so a 50,000-message session stays usable.
+// so a 50,000-message session stays usable. The chart is ./chart.ts. Times show in the browser's
+// locale and time zone, the ISO timestamp as the element's title.
+
+import { CHART_SCRIPT } from "./chart.ts";
 
 /** A compaction's colour by kind: the chart draws with them, the stylesheet has a class for each. */
 const COLORS: Record<string, string> = { budget: "#8e9aaf", snip: "#f79009", micro: "#12b76a", summarize: "#2f6fed", reactive: "#d92d20", manual: "#7a5af8", subagent: "#0ba5ec" };
@@ -20,6 +23,8 @@ main { display:grid; grid-template-columns:minmax(0,1fr) 380px; gap:0; }
 #right { border-left:1px solid var(--line); padding:16px; background:var(--panel); min-height:calc(100vh - 50px); }
 h2 { font-size:14px; margin:18px 0 8px; text-transform:uppercase; letter-spacing:.04em; color:var(--muted); }
 #chart { min-height:320px; }
+.chart-bar { display:flex; gap:12px; align-items:center; font-size:12px; margin:0 0 4px; }
+#unzoom[hidden] { display:none; }
 .legend { display:flex; gap:12px; flex-wrap:wrap; font-size:12px; color:var(--muted); margin:6px 0; }
 .legend span::before { content:""; display:inline-block; width:10px; height:10px; border-radius:2px; margin-right:4px; background:var(--c, #999); vertical-align:-1px; }
 #compactions button { display:block; width:100%; text-align:left; border:1px solid var(--line); background:#fff; border-radius:6px; padding:6px 8px; margin:0 0 6px; cursor:pointer; font:inherit; }
@@ -29,6 +34,7 @@ h2 { font-size:14px; margin:18px 0 8px; text-transform:uppercase; letter-spacing
 #detail pre, .msg pre { white-space:pre-wrap; word-break:break-word; background:var(--panel); border:1px solid var(--line); border-radius:6px; padding:8px; margin:6px 0; max-height:420px; overflow:auto; font:12px/1.4 ui-monospace, SFMono-Regular, Menlo, monospace; }
 .msg { border-bottom:1px solid var(--line); padding:8px 0; }
 .msg .role { font-weight:600; font-size:12px; color:var(--muted); text-transform:uppercase; }
+.msg .role time { text-transform:none; font-weight:400; }
 .msg details summary { cursor:pointer; color:var(--accent); }
 .boundary { margin:10px 0; padding:8px 10px; border-left:4px solid var(--c, #999); background:var(--panel); }
 .hit { padding:6px 0; border-bottom:1px solid var(--line); font-size:13px; }
@@ -51,6 +57,15 @@ const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({ "&":"&amp;", "<":"&lt
 const n = (x) => (typeof x === "number" && x >= 0 ? x.toLocaleString("en-US") : "?");
 const get = (u) => fetch(u).then((r) => r.json());
 const SHOW = 4000;
+const TIME = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });
+/** A timestamp in local time, the ISO string as its title (what the transcript holds). */
+function when(ts) {
+  if (typeof ts !== "string" || !ts) return "";
+  const d = new Date(ts);
+  const text = Number.isNaN(d.getTime()) ? ts : TIME.format(d);
+  return "<time class='muted' datetime='" + esc(ts) + "' title='" + esc(ts) + "'>" + esc(text) + "</time>";
+}
+${CHART_SCRIPT}
 
 function textBlock(text) {
   const t = String(text ?? "");
@@ -75,12 +90,12 @@ function block(b) {
   return "<p class='muted'>[" + esc(b.type) + "]</p>";
 }
 function boundaryHtml(e) {
-  return "<div class='boundary" + kindClass(e.kind) + "' data-boundary='" + e.i + "'><b>" + esc(e.kind) + "</b> compaction: " + n(e.tokens_before) + " → " + n(e.tokens_after) + " tokens <span class='muted'>" + esc(e.ts || "") + "</span></div>";
+  return "<div class='boundary" + kindClass(e.kind) + "' data-boundary='" + e.i + "'><b>" + esc(e.kind) + "</b> compaction: " + n(e.tokens_before) + " → " + n(e.tokens_after) + " tokens " + when(e.ts) + "</div>";
 }
 function messageHtml(e) {
   const m = e.message || {};
   const blocks = typeof m.content === "string" ? [{ type: "text", text: m.content }] : Array.isArray(m.content) ? m.content : [];
-  return "<div class='msg' data-uuid='" + esc(e.uuid) + "'><div class='role'>" + esc(m.role) + " <span class='muted'>" + esc(e.ts || "") + "</span></div>" + blocks.map(block).join("") + "</div>";
+  return "<div class='msg' data-uuid='" + esc(e.uuid) + "'><div class='role'>" + esc(m.role) + " " + when(e.ts) + "</div>" + blocks.map(block).join("") + "</div>";
 }
 
 // The transcript list: entries come a page at a time (/api/entries?from=), as the list reaches them.
@@ -110,7 +125,7 @@ const more = (count) => (queue = queue.catch(() => {}).then(() => renderMore(cou
 function detail(b) {
   const removed = b.removed;
   const carried = b.carried;
-  const parts = ["<h2>" + esc(b.kind) + " compaction</h2><p>" + n(b.tokens_before) + " → " + n(b.tokens_after) + " tokens</p>"];
+  const parts = ["<h2>" + esc(b.kind) + " compaction</h2><p>" + n(b.tokens_before) + " → " + n(b.tokens_after) + " tokens " + when(b.ts) + "</p>"];
   if (removed) {
     parts.push("<h2>Removed</h2><p>" + removed.messages + " messages</p>");
     if (removed.tool_results && removed.tool_results.length) parts.push("<ul class='removed'>" + removed.tool_results.map((t) => "<li><a href='#' data-item='" + esc(t.tool_use_id) + "'>" + esc(t.name || "tool") + " " + esc(t.tool_use_id) + "</a> <span class='muted'>full text: " + esc(t.full_text) + "</span></li>").join("") + "</ul>");
@@ -135,47 +150,16 @@ async function search(q) {
   out.innerHTML = r.hits.length ? r.hits.map((h) => "<div class='hit'><a href='#' data-item='" + esc(h.id) + "'>" + esc(h.source) + " " + esc(h.id) + "</a><div>" + esc(h.snippet) + "</div></div>").join("") : "<p class='muted'>no match</p>";
 }
 
-/** How many of the sorted indexes xs are below i. */
-function below(xs, i) {
-  let lo = 0, hi = xs.length;
-  while (lo < hi) { const mid = (lo + hi) >> 1; if (xs[mid] < i) lo = mid + 1; else hi = mid; }
-  return lo;
-}
-
 async function main() {
   const s = await get("/api/session");
   $("#title").textContent = "lethe session " + s.id;
   $("#meta").textContent = (s.header && s.header.cwd ? s.header.cwd + " · " : "") + (s.header && s.header.model ? s.header.model : "");
   // The request lines come as columns: requests.i[k], requests.input_tokens[k], …
-  const requests = s.requests;
-  const boundaries = s.boundaries;
-  const count = requests.i.length;
-  // x: request number; a boundary sits at the request after it.
-  const xs = requests.i.map((_, k) => k + 1);
-  let cost = 0;
-  const series = [xs, requests.input_tokens, requests.threshold, requests.context_window, requests.cost_usd.map((c) => (cost += c || 0))];
-  const at = boundaries.map((b) => ({ b, x: below(requests.i, b.i) + 0.5 }));
-  $("#summary").textContent = count + " requests · " + boundaries.length + " compactions · $" + cost.toFixed(2);
-  const markers = {
-    hooks: { draw: [(u) => {
-      const ctx = u.ctx;
-      for (const m of at) {
-        const x = Math.round(u.valToPos(m.x, "x", true));
-        ctx.fillStyle = COLORS[m.b.kind] || "#999";
-        ctx.fillRect(x - 2, u.bbox.top, 4, u.bbox.height);
-      }
-    }] },
-  };
-  const width = Math.max(300, $("#chart").clientWidth);
-  if (count && window.uPlot) {
-    new uPlot({
-      width, height: 300, plugins: [markers],
-      scales: { x: { time: false }, cost: {} },
-      axes: [{ label: "request" }, { label: "input tokens", size: 70 }, { side: 1, scale: "cost", label: "cost $", size: 60 }],
-      series: [{ label: "request" }, { label: "input tokens", stroke: "#2f6fed", width: 2 }, { label: "auto-compact threshold", stroke: "#f79009", dash: [6, 4], points: { show: false } }, { label: "window", stroke: "#d92d20", dash: [2, 4], points: { show: false } }, { label: "cumulative cost", stroke: "#12b76a", scale: "cost", points: { show: false } }],
-    }, series, $("#chart"));
-  } else $("#chart").innerHTML = "<p class='muted'>No request lines in this transcript (written before lethe recorded them).</p>";
-  $("#chart").dataset.markers = String(at.length);
+  const { requests, boundaries } = s;
+  const cost = requests.cost_usd.reduce((a, c) => a + (c || 0), 0);
+  $("#summary").textContent = requests.i.length + " requests · " + boundaries.length + " compactions · $" + cost.toFixed(2);
+  if (requests.i.length && window.uPlot) drawChart($("#chart"), requests, boundaries);
+  else $("#chart").innerHTML = "<p class='muted'>No request lines in this transcript (written before lethe recorded them).</p>";
   performance.mark("timeline");
   $("#legend").innerHTML = Object.keys(COLORS).map((k) => "<span class='" + kindClass(k) + "'>" + k + "</span>").join("");
   $("#compactions").innerHTML = boundaries.map((b) => "<button data-open='" + b.i + "'><span class='kind" + kindClass(b.kind) + "'>" + esc(b.kind) + "</span>" + n(b.tokens_before) + " → " + n(b.tokens_after) + "</button>").join("") || "<p class='muted'>none</p>";
@@ -201,9 +185,13 @@ async function main() {
 main().catch((e) => { document.body.insertAdjacentHTML("afterbegin", "<p class='error'>" + esc(e.message) + "</p>"); });
 `;
 
+/** The page's icon, /favicon.svg: a browser asks for one (a 404 otherwise). */
+export const ICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#2f6fed"/><path d="M3 12 7 5v6l4-7v8" fill="none" stroke="#fff" stroke-width="1.6"/></svg>`;
+
 export const PAGE = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>lethe session</title>
+<link rel="icon" type="image/svg+xml" href="/favicon.svg">
 <link rel="stylesheet" href="/assets/uplot.css">
 <link rel="stylesheet" href="/assets/view.css">
 </head><body>
@@ -211,6 +199,7 @@ export const PAGE = `<!doctype html>
 <main>
 <section id="left">
 <h2>Context per request</h2>
+<div class="chart-bar"><span class="muted">drag across the chart to zoom, double-click to see it all</span><button id="unzoom" hidden>reset zoom</button></div>
 <div id="chart"></div>
 <div class="legend" id="legend"></div>
 <h2>Transcript</h2>

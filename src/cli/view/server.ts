@@ -4,6 +4,7 @@
 //   GET /                     the page
 //   GET /assets/uplot.js|css  the chart library
 //   GET /assets/view.js|css   the page's script and styles
+//   GET /favicon.svg, /favicon.ico  the page's icon (an SVG; a browser asks for one)
 //   GET /api/session          header, warnings and errors, the chart's data: each request line's
 //                             tokens and cost (as columns), each boundary's kind and tokens
 //   GET /api/entries?from=&limit=
@@ -20,7 +21,7 @@ import type { AddressInfo } from "node:net";
 import { createRequire } from "node:module";
 import { recall } from "../../session/recall.ts";
 import type { SessionPaths } from "../../session/paths.ts";
-import { PAGE, SCRIPT, STYLE } from "./page.ts";
+import { ICON, PAGE, SCRIPT, STYLE } from "./page.ts";
 import { SessionCache } from "./session-cache.ts";
 
 export interface Viewer {
@@ -38,7 +39,7 @@ const PAGE_BYTES = 1_500_000;
 const NOTES = 200;
 
 // Everything the page needs comes from this server, and nothing of it is inline (see page.ts).
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 const TEXT = "text/plain; charset=utf-8";
 
 function send(res: ServerResponse, status: number, type: string, body: string | Buffer): void {
@@ -77,6 +78,8 @@ export function startViewer(session: SessionPaths, opts: { port?: number } = {})
     "/assets/uplot.css": ["text/css; charset=utf-8", asset("uPlot.min.css")],
     "/assets/view.js": ["text/javascript; charset=utf-8", SCRIPT],
     "/assets/view.css": ["text/css; charset=utf-8", STYLE],
+    "/favicon.svg": ["image/svg+xml", ICON],
+    "/favicon.ico": ["image/svg+xml", ICON],
   } as const;
   // Parsed once, then only what is appended (./session-cache.ts).
   const cache = new SessionCache(session.transcript);

@@ -88,6 +88,7 @@ export const DEFAULT_CONFIG: CompactionConfig = {
     presummaryShare: 0.8,
     thrashTurns: 2,
     thrashRepeats: 3,
+    noProgressRepeats: 3,
   },
 };
 

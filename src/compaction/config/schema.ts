@@ -2,6 +2,7 @@
 // (createEngine) and the CLI's settings files alike. Unknown keys are errors (a typo must not be
 // silently ignored), and so are values that would make a layer loop or misbehave.
 import { z } from "zod";
+import { closest } from "../../errors.ts";
 
 const int = () => z.number().int();
 const share = () => z.number().min(0).max(1);
@@ -105,6 +106,8 @@ export const summarySchema = z
     thrashTurns: int().nonnegative(),
     /** …this many times in a row: stop instead of burning money. */
     thrashRepeats: int().min(1),
+    /** No progress: this many summaries in a row leave the same context (same size after, or the same summary): stop. 0 disables. */
+    noProgressRepeats: int().nonnegative(),
   })
   .strict();
 
@@ -120,27 +123,7 @@ export const compactionConfigSchema = z
   .partial()
   .strict();
 
-/** Edit distance, for "did you mean". */
-function distance(a: string, b: string): number {
-  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
-  for (let j = 1; j <= b.length; j++) d[0]![j] = j;
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + (a[i - 1]!.toLowerCase() === b[j - 1]!.toLowerCase() ? 0 : 1));
-    }
-  }
-  return d[a.length]![b.length]!;
-}
-
-export function closest(word: string, options: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestD = Infinity;
-  for (const o of options) {
-    const dist = distance(word, o);
-    if (dist < bestD) [best, bestD] = [o, dist];
-  }
-  return best !== undefined && bestD <= Math.max(2, Math.floor(word.length / 3)) ? best : undefined;
-}
+export { closest } from "../../errors.ts";
 
 /** The keys a zod object schema allows at `path` (for "did you mean"). */
 function keysAt(schema: z.ZodType, path: readonly PropertyKey[]): string[] {

@@ -32,7 +32,9 @@ function persist(
   const plain = media.length === 0 ? resultPlainText(block.content) : resultPlainText((block.content as ToolResultContentBlock[]).filter((b) => b.type === "text"));
   const named = media.map((b) => `\n[${describeMedia(b)}]`).join("");
   // The preview may never be most of what it replaces (small windows, token-dense text).
-  let previewChars = Math.min(budget.previewChars, Math.floor(plain.length / 4), Math.floor(resultLimitTokens(ctx.window, budget) * 2));
+  // On a small window it is sized to the window too: a 2,000-char preview of dense text is a
+  // tenth of an 8k window, and every read would leave one.
+  let previewChars = Math.min(budget.previewChars, Math.floor(plain.length / 4), Math.floor(resultLimitTokens(ctx.window, budget) * 2), Math.floor(ctx.window.contextWindow * 0.15));
   // Moved before (a host passing a rebuilt copy of its history): the same marker, nothing written.
   // The same id is not enough (local servers reuse "call_0"), nor the same size and start: the
   // whole text must be the one saved.

@@ -11,7 +11,7 @@ import { createHash } from "node:crypto";
 import { resultText, toolUseFor } from "../../messages/blocks.ts";
 import type { ContentBlock, Message, ToolResultBlock, ToolUseBlock } from "../../messages/types.ts";
 import { describeMedia } from "../../messages/media.ts";
-import { microMinSavings } from "../config/config.ts";
+import { microMinSavings, thresholdOf } from "../config/config.ts";
 import { clearedPlaceholder, describeCall, isClearedPlaceholder, isPersistedMarker, persistedPath, recordedTokens } from "./markers.ts";
 import type { ClearedResult, LayerContext, LayerResult, MicroEvent } from "../types.ts";
 
@@ -65,6 +65,11 @@ function save(ctx: LayerContext, id: string, text: string): string {
   return path;
 }
 
+/** The newest results micro keeps whole may take at most this share of the conversation's room under the threshold. */
+const KEEP_SHARE = 0.25;
+/** From this share of the threshold on, micro clears what it can without weighing the prompt cache. */
+const PRESSURE_SHARE = 0.8;
+
 /** A placeholder costs about this much; the gate uses it to avoid building every placeholder each turn. */
 const PLACEHOLDER_TOKENS = 80;
 
@@ -90,10 +95,27 @@ export function micro(history: readonly Message[], ctx: LayerContext): LayerResu
     }
   }
 
+  const threshold = thresholdOf(ctx);
+  const pressed = (ctx.measure ? ctx.measure(history) : (ctx.fixedTokens ?? 0) + ctx.tokens.messages(history)) >= PRESSURE_SHARE * threshold;
+  // The newest results stay whole: at most keepRecent of them, and no more than a quarter of the
+  // room the conversation has under the threshold (the threshold less the system prompt and tools:
+  // three 3.5k reads are most of a 16k window). The newest is kept too, unless the context is
+  // pressed and it alone is over that share: the model has read it already, and a summary would
+  // take it out anyway.
+  const keepTokens = Math.floor(Math.max(0, threshold - (ctx.fixedTokens ?? 0)) * KEEP_SHARE);
+  let kept = 0;
+  let keptTokens = 0;
+  for (let i = seen.length - 1; i >= 0 && kept < cfg.keepRecent; i--) {
+    const t = ctx.tokens.block(seen[i]!.b);
+    if ((kept > 0 || pressed) && keptTokens + t > keepTokens) break;
+    kept++;
+    keptTokens += t;
+  }
+
   // Candidates and an estimate of what clearing them saves.
   const candidates: Candidate[] = [];
   let estimate = 0;
-  for (const { msg, block, b, use } of seen.slice(0, Math.max(0, seen.length - cfg.keepRecent))) {
+  for (const { msg, block, b, use } of seen.slice(0, seen.length - kept)) {
     const c = b.content;
     if (typeof c === "string" && isClearedPlaceholder(c)) continue;
     const tokens = ctx.tokens.block(b);
@@ -103,8 +125,12 @@ export function micro(history: readonly Message[], ctx: LayerContext): LayerResu
     candidates.push({ msg, block, original: b, call: describeCall(use), tokens, savedPath, name: use.name });
   }
   if (candidates.length === 0) return none;
-  if (!idle && estimate < microMinSavings(ctx.window, cfg)) return none;
-  if (!idle && cfg.cacheAware && !clearingPays(history, candidates[0]!.msg, estimate, ctx)) return none;
+  // Tight: near the threshold with results too large for the window's room to keep even the newest
+  // (a small window): a summary is the alternative, and it rewrites the whole prompt, so clearing
+  // pays whatever the prompt cache says.
+  const tight = pressed && kept === 0;
+  if (!idle && !tight && estimate < microMinSavings(ctx.window, cfg)) return none;
+  if (!idle && !tight && cfg.cacheAware && !clearingPays(history, candidates[0]!.msg, estimate, ctx)) return none;
 
   // Save each original before replacing it, so the exact text stays recallable by id.
   const out = history.slice();

@@ -22,7 +22,7 @@ export function compactionRecords(events: readonly CompactionEvent[], tokensAfte
   let running = tokensAfter;
   for (let i = events.length - 1; i >= 0; i--) {
     const e = events[i]!;
-    if ("tokensBefore" in e) {
+    if ("tokensBefore" in e && e.kind !== "no_progress") {
       out.set(e, { kind: e.kind, tokens_before: e.tokensBefore, tokens_after: e.tokensAfter });
       running = e.tokensBefore;
     } else if ((e.kind === "budget" || e.kind === "snip" || e.kind === "micro") && (e.freedTokens > 0 || opts.unfreed)) {

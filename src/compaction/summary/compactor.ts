@@ -8,6 +8,9 @@ import { type ModelClient, ModelError, type ToolDefinition } from "../../model/t
 import type { TokenCounter } from "../../tokens/count.ts";
 import { type CompactionConfig, rebuildBudgets } from "../config/config.ts";
 import { digest } from "./digest.ts";
+import { createProgressGuard } from "./progress.ts";
+
+export { NoProgressError } from "./progress.ts";
 import { rebuild } from "./rebuild.ts";
 import { type SummarizeResult, summarize } from "./summarize.ts";
 import type { CompactionEvent, ModelWindow, SummarizeEvent } from "../types.ts";
@@ -37,6 +40,12 @@ export interface CompactorOptions {
   archivePath?: string;
   readFile?: (path: string) => string | undefined;
   emit?: (e: CompactionEvent) => void;
+  /**
+   * Whether a summary costs money (the host's pricing knows the summarizer's model). The thrash
+   * stop is about money: a free model (a local one) is never stopped by it; the no-progress
+   * guard still stops a session going round in circles. Default: priced.
+   */
+  summariesCost?: () => boolean;
   /** A summary request refused as too long named the server's limit: the engine learns it. */
   onLimit?: (limitTokens: number) => void;
 }
@@ -47,6 +56,11 @@ export interface RequestShape {
   tools?: readonly ToolDefinition[];
   fixedTokens?: number;
   signal?: AbortSignal;
+  /**
+   * Called before each summary model call is sent (the background one too): throw to keep it
+   * from being sent (a spending limit). A background summary it refuses is simply not started.
+   */
+  beforeSummaryCall?: () => void;
 }
 
 export interface CompactResult {
@@ -96,16 +110,59 @@ export function samePrefix(prefix: readonly Message[], history: readonly Message
   return true;
 }
 
+/** One summary call; every answered one is reported (summary_call), used or not: each is paid for. */
+async function summaryCall(opts: CompactorOptions, maxTokens: number, emit: (e: CompactionEvent) => void, history: readonly Message[], shape: RequestShape, focus?: string) {
+  const s = opts.summarizer!;
+  shape.beforeSummaryCall?.();
+  const r = await summarize({
+    client: s.client,
+    model: s.model,
+    system: shape.system,
+    tools: shape.tools,
+    history,
+    counter: opts.counter,
+    maxTokens,
+    focus,
+    overflowRetries: opts.config.summary.overflowRetries,
+    ...(opts.onLimit ? { onLimit: opts.onLimit } : {}),
+    signal: shape.signal,
+    contextWindow: opts.window.contextWindow,
+    fixedTokens: shape.fixedTokens,
+    server: opts.mode === "server", // the server's compaction block is the summary
+  });
+  emit({ kind: "summary_call", model: s.model, usage: r.usage, tokens: (shape.fixedTokens ?? 0) + opts.counter.messages(r.request.messages) });
+  return r;
+}
+
+/** Whether the host lets a background summary be paid for now (its beforeSummaryCall does not throw). */
+function mayPay(shape: RequestShape): boolean {
+  try {
+    shape.beforeSummaryCall?.();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The rebuild's budgets for the window as it is now: it can shrink during a session (the engine learns the server's real one). */
+function budgetsFollowing(window: ModelWindow, config: CompactionConfig): () => ReturnType<typeof rebuildBudgets> {
+  let budgetsFor = { window: window.contextWindow, budgets: rebuildBudgets(window, config) };
+  return () => {
+    if (budgetsFor.window !== window.contextWindow) budgetsFor = { window: window.contextWindow, budgets: rebuildBudgets(window, config) };
+    return budgetsFor.budgets;
+  };
+}
+
 /** The summary machinery the engine uses (exposed for hosts that drive it directly). */
 export function createCompactor(opts: CompactorOptions) {
   const { config, counter } = opts;
-  // The window can shrink during a session (the engine learns the server's real one): budgets follow it.
-  let budgetsFor = { window: opts.window.contextWindow, budgets: rebuildBudgets(opts.window, config) };
-  const current = () => {
-    if (budgetsFor.window !== opts.window.contextWindow) budgetsFor = { window: opts.window.contextWindow, budgets: rebuildBudgets(opts.window, config) };
-    return budgetsFor.budgets;
-  };
+  const current = budgetsFollowing(opts.window, config);
   const emit = opts.emit ?? (() => {});
+  const progress = createProgressGuard(() => config.summary.noProgressRepeats, emit);
+  const skipped = (reason: string, kind: SummarizeEvent["kind"], summarizer: SummarizeEvent["summarizer"], tokens: number, history: readonly Message[], summary: string): CompactResult => {
+    emit({ kind: "compact_skipped", tokens, reason });
+    return { history: [...history], event: unchangedEvent(kind, summarizer, tokens, history.length), summary, skipped: true };
+  };
   let failures = 0;
   let breakerOpen = false;
   let turn = 0;
@@ -115,25 +172,7 @@ export function createCompactor(opts: CompactorOptions) {
 
   const useModel = () => opts.mode !== "digest" && opts.summarizer !== undefined && !breakerOpen;
 
-  async function modelSummary(history: readonly Message[], shape: RequestShape, focus?: string) {
-    const s = opts.summarizer!;
-    return summarize({
-      client: s.client,
-      model: s.model,
-      system: shape.system,
-      tools: shape.tools,
-      history,
-      counter,
-      maxTokens: current().summaryTokens,
-      focus,
-      overflowRetries: config.summary.overflowRetries,
-      ...(opts.onLimit ? { onLimit: opts.onLimit } : {}),
-      signal: shape.signal,
-      contextWindow: opts.window.contextWindow,
-      fixedTokens: shape.fixedTokens,
-      server: opts.mode === "server", // the server's compaction block is the summary
-    });
-  }
+  const modelSummary = (history: readonly Message[], shape: RequestShape, focus?: string) => summaryCall(opts, current().summaryTokens, emit, history, shape, focus);
 
   function recordFailure(e: unknown) {
     failures++;
@@ -149,12 +188,18 @@ export function createCompactor(opts: CompactorOptions) {
       return failures;
     },
 
+    /** Resolves once no summary call is in flight (a background one is paid for: its line must be written). */
+    async settled(): Promise<void> {
+      await pre?.promise;
+    },
+
     /** Call once per model request, with the prepared tokens: pre-summary and thrash bookkeeping. */
     observeTurn(history: readonly Message[], tokens: number, threshold: number, shape: RequestShape = {}) {
       turn++;
       if (tokens <= threshold && turn - lastCompactionTurn > config.summary.thrashTurns) thrash = 0;
       const share = config.summary.presummaryShare;
       if (share > 0 && useModel() && opts.mode !== "server" && config.summary.auto !== "off" && tokens >= share * threshold && tokens <= threshold && !pre) {
+        if (!mayPay(shape)) return;
         const prefix = history.slice();
         emit({ kind: "presummary_started", tokens, threshold });
         pre = { prefix, promise: modelSummary(prefix, shape).then((r) => ({ summary: r.summary }), (error) => ({ error })) };
@@ -169,7 +214,10 @@ export function createCompactor(opts: CompactorOptions) {
       const tokensBefore = (shape.fixedTokens ?? 0) + counter.messages(history);
       if (trigger === "summarize" || trigger === "reactive") {
         thrash = turn - lastCompactionTurn <= config.summary.thrashTurns ? thrash + 1 : 0;
-        if (thrash >= config.summary.thrashRepeats) throw new ThrashError(thrash);
+        if (thrash >= config.summary.thrashRepeats && (opts.summariesCost?.() ?? true)) throw new ThrashError(thrash);
+        progress.check(tokensBefore);
+        const wait = trigger === "summarize" ? progress.waiting(tokensBefore) : undefined;
+        if (wait) return skipped(wait, trigger, "none", tokensBefore, history, "");
       }
       let instructions = focus;
       if (opts.hooks?.preCompact) {
@@ -217,10 +265,10 @@ export function createCompactor(opts: CompactorOptions) {
 
       const built = rebuild({ history, summary, kind: trigger, budgets: current(), counter, archivePath: opts.archivePath, readFile: opts.readFile, keepFrom, server });
       const tokensAfter = (shape.fixedTokens ?? 0) + counter.messages(built.history);
-      if (trigger === "manual" && tokensAfter >= tokensBefore) {
-        // /compact must never make the context larger: keep the history as it is, and say why.
-        emit({ kind: "compact_skipped", tokens: tokensBefore, reason: `nothing to gain: the summary and what it keeps would be ${tokensAfter.toLocaleString("en-US")} tokens, the history is ${tokensBefore.toLocaleString("en-US")}` });
-        return { history: [...history], event: unchangedEvent(trigger, summarizer, tokensBefore, history.length), summary, skipped: true };
+      if ((trigger === "manual" || trigger === "summarize") && tokensAfter >= tokensBefore) {
+        // A compaction must never make the context larger: keep the history as it is, and say why.
+        if (trigger === "summarize") progress.noGain(tokensBefore);
+        return skipped(`nothing to gain: the summary and what it keeps would be ${tokensAfter.toLocaleString("en-US")} tokens, the history is ${tokensBefore.toLocaleString("en-US")}`, trigger, summarizer, tokensBefore, history, summary);
       }
       lastCompactionTurn = turn;
       const event: SummarizeEvent = {
@@ -239,6 +287,7 @@ export function createCompactor(opts: CompactorOptions) {
         ...(instructions ? { focus: instructions } : {}),
       };
       emit(event);
+      progress.record(event, history);
       await opts.hooks?.postCompact?.({ trigger, tokensBefore, tokensAfter, summary });
       return { history: built.history, event, summary };
     },
