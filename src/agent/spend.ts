@@ -14,6 +14,7 @@ export class BudgetError extends LetheError {
 
 const usd = (n: number) => `$${n < 0.1 ? n.toFixed(4) : n.toFixed(2)}`;
 
+/** A run's spending so far, and its limit: what runAgent checks before each request and summary. */
 export interface Spend {
   /** Dollars spent by the calls priced so far. */
   readonly spentUsd: number;
@@ -23,6 +24,7 @@ export interface Spend {
   check(model: string, tokens: number, outputTokens?: number): void;
 }
 
+/** The spend of one run: `requestCost` prices each call, `maxBudgetUsd` is the limit (none: never stops). */
 export function createSpend(opts: { requestCost?: (model: string, usage: Usage) => number | undefined; maxBudgetUsd?: number }): Spend {
   let spent = 0;
   // What the last call left in the prompt cache: the next request reads that prefix at the cache price.

@@ -31,7 +31,8 @@ function script() {
 test("viewer in chromium: every boundary in a chart marker, no request fails, a summary opens to its removed items and text, search finds an archived result; screenshots", { timeout: 180_000 }, async () => {
   assert.ok(CHROMIUM, "chromium is installed (.ci/run installs Debian's chromium package)");
   const fake = await startFakeAnthropic({ script: script(), contextWindow: 16_000 });
-  const ws = makeWorkspace();
+  // micro off: at 16k it would keep this session under the threshold, and the page must show a summary.
+  const ws = makeWorkspace({ compaction: { micro: { enabled: false } } });
   const shots = process.env.LETHE_SCREENSHOTS ?? join(ws.dir, "screenshots");
   mkdirSync(shots, { recursive: true });
   try {
