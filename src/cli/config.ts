@@ -13,6 +13,15 @@ import { type PermissionMode, type Policy, parseRule } from "./permissions.ts";
 
 export const DEFAULT_MAX_OUTPUT = 32_000;
 
+/** The least room a threshold must leave for the conversation itself, above the system prompt and tools. */
+const MIN_HISTORY_ROOM = 500;
+
+/** A threshold below what every request carries before any message can never be reached by compacting: refused in one line. */
+export function checkThresholdRoom(threshold: number, fixedTokens: number): void {
+  if (threshold >= fixedTokens + MIN_HISTORY_ROOM) return;
+  throw new ConfigError(`lethe: the auto-compact threshold (${threshold.toLocaleString("en-US")} tokens) is below what every request carries before any message (system prompt and tools: ${fixedTokens.toLocaleString("en-US")} tokens, plus ${MIN_HISTORY_ROOM.toLocaleString("en-US")} for the conversation); no compaction could get under it. Raise --compact-threshold (e.g. 0.8) or compactThreshold`);
+}
+
 /** The summarizer asked for; the server's compaction is Anthropic's only. */
 function summarizerOf(s: RunConfig["summarizer"], provider: RunConfig["provider"]): RunConfig["summarizer"] {
   if (s === "server" && provider !== "anthropic") throw new ConfigError(`lethe: --summarizer server is Anthropic's server-side compaction; the provider is ${provider} (use model or digest)`);

@@ -23,35 +23,14 @@ import { createFileStore } from "../session/tool-results.ts";
 import type { StoreTranscript } from "../store/transcript.ts";
 import type { SessionLock } from "../session/lock.ts";
 import { type SessionChoice, type SessionHome, sessionHome } from "./session-home.ts";
-import { type PromptParts, type RunConfig, promptParts } from "./config.ts";
-import { ConfigError, oneLine } from "./errors.ts";
-
-/** The least room a threshold must leave for the conversation itself, above the system prompt and tools. */
-const MIN_HISTORY_ROOM = 500;
+import { type PromptParts, type RunConfig, checkThresholdRoom, promptParts } from "./config.ts";
+import { oneLine } from "./errors.ts";
 import { costInTranscript, costOfModels, requestCostOf } from "./pricing.ts";
 import { type ContextBreakdown, contextCategories } from "./context-breakdown.ts";
 import { type FullUsage, addModelUsage, addUsage, zeroUsage } from "./usage.ts";
 
 export { createClient } from "./client.ts";
-
-/** `client` with what a session does around each call: `before` awaited first, the time taken and the usage reported. */
-function wrapClient(client: ModelClient, hooks: { before?: () => Promise<void>; took?: (ms: number) => void; used?: (model: string, u: Usage) => void }): ModelClient {
-  return {
-    provider: client.provider,
-    ...(client.serverCompaction ? { serverCompaction: true } : {}),
-    stream: async (req, onEvent) => {
-      await hooks.before?.();
-      const t0 = Date.now();
-      try {
-        const r = await client.stream(req, onEvent);
-        hooks.used?.(r.model || req.model, r.usage);
-        return r;
-      } finally {
-        hooks.took?.(Date.now() - t0);
-      }
-    },
-  };
-}
+import { wrapClient } from "./client.ts";
 
 export type { ContextBreakdown, ContextCategory } from "./context-breakdown.ts";
 export type { FullUsage } from "./usage.ts";
@@ -177,9 +156,7 @@ export class AgentSession {
   /** Opens a new session, or the one named by `resume`, or the latest one (`continueLatest`). */
   async start(opts: SessionChoice = {}): Promise<void> {
     await this.switchSession(opts);
-    // A threshold below what every request carries before any message can never be reached by compacting.
-    const floor = this.fixedTokens + MIN_HISTORY_ROOM;
-    if (this.engine.threshold < floor) throw new ConfigError(`lethe: the auto-compact threshold (${this.engine.threshold.toLocaleString("en-US")} tokens) is below what every request carries before any message (system prompt and tools: ${this.fixedTokens.toLocaleString("en-US")} tokens, plus ${MIN_HISTORY_ROOM.toLocaleString("en-US")} for the conversation); no compaction could get under it. Raise --compact-threshold (e.g. 0.8) or compactThreshold`);
+    checkThresholdRoom(this.engine.threshold, this.fixedTokens);
   }
 
   /** Leaves the open session for the chosen one (./session-home.ts): closed only once the next one is found. */

@@ -20,6 +20,7 @@ export {
   toOpenAITools,
   OpenAIAssembler,
   type OpenAIClientOptions,
+  type OpenAIConnectionOptions,
   type OpenAIModelClient,
 } from "./openai.ts";
 export {

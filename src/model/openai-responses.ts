@@ -19,21 +19,11 @@ import { toModelError } from "./errors.ts";
 import { withErrorBodies } from "./error-fetch.ts";
 import { DEFAULT_IDLE_TIMEOUT_MS, IdleWatch } from "./idle.ts";
 import { isEncryptedUnsupported, responsesStopReason, responsesUsage, streamFailure, wantsEncryptedReasoning } from "./responses-wire.ts";
+import type { OpenAIConnectionOptions } from "./openai.ts";
 import { ModelError, type ModelClient, type ModelRequest, type ModelResponse, type StreamEvent } from "./types.ts";
 
 /** Options of createOpenAIResponsesClient. */
-export interface OpenAIResponsesClientOptions {
-  /** Defaults to OPENAI_API_KEY. */
-  apiKey?: string;
-  /** Defaults to OPENAI_BASE_URL, else https://api.openai.com/v1. */
-  baseURL?: string;
-  defaultHeaders?: Record<string, string>;
-  /** SDK-level retries; 0 unless set (retries are withRetry's). */
-  maxRetries?: number;
-  /** No byte from the server for this long (ms) → abort and retry (default 120 s; 0 disables). */
-  idleTimeoutMs?: number;
-  /** Per-request timeout in ms. */
-  timeoutMs?: number;
+export interface OpenAIResponsesClientOptions extends OpenAIConnectionOptions {
   /**
    * Ask for reasoning.encrypted_content. Default: every model but the known non-reasoning ones
    * (gpt-4…, gpt-3.5), which answer 400 to it; that 400 turns it off for the client too.

@@ -30,7 +30,8 @@ import { parseToolInput } from "./tool-input.ts";
 import { DEFAULT_IDLE_TIMEOUT_MS, IdleWatch } from "./idle.ts";
 import { ModelError, type ModelClient, type ModelRequest, type ModelResponse, type StopReason, type StreamEvent } from "./types.ts";
 
-export interface OpenAIClientOptions {
+/** How to reach an OpenAI(-compatible) server: what both OpenAI clients take. */
+export interface OpenAIConnectionOptions {
   /** Defaults to OPENAI_API_KEY; local servers that need none get a placeholder. */
   apiKey?: string;
   /** Defaults to OPENAI_BASE_URL, else https://api.openai.com/v1. */
@@ -42,6 +43,9 @@ export interface OpenAIClientOptions {
   idleTimeoutMs?: number;
   /** Per-request timeout in ms. */
   timeoutMs?: number;
+}
+
+export interface OpenAIClientOptions extends OpenAIConnectionOptions {
   /**
    * The server accepts non-standard message fields (`reasoning_content`, lethe's `lethe`
    * extension), so the conversion can be lossless. Default false: strict OpenAI messages.
