@@ -96,7 +96,9 @@ export function micro(history: readonly Message[], ctx: LayerContext): LayerResu
   }
 
   const threshold = thresholdOf(ctx);
-  const pressed = (ctx.measure ? ctx.measure(history) : (ctx.fixedTokens ?? 0) + ctx.tokens.messages(history)) >= PRESSURE_SHARE * threshold;
+  // Measured only when it decides something (a measure walks the history: prepare is a hot path).
+  let pressedMemo: boolean | undefined;
+  const pressed = () => (pressedMemo ??= (ctx.measure ? ctx.measure(history) : (ctx.fixedTokens ?? 0) + ctx.tokens.messages(history)) >= PRESSURE_SHARE * threshold);
   // The newest results stay whole: at most keepRecent of them, and no more than a quarter of the
   // room the conversation has under the threshold (the threshold less the system prompt and tools:
   // three 3.5k reads are most of a 16k window). The newest is kept too, unless the context is
@@ -107,7 +109,7 @@ export function micro(history: readonly Message[], ctx: LayerContext): LayerResu
   let keptTokens = 0;
   for (let i = seen.length - 1; i >= 0 && kept < cfg.keepRecent; i--) {
     const t = ctx.tokens.block(seen[i]!.b);
-    if ((kept > 0 || pressed) && keptTokens + t > keepTokens) break;
+    if (keptTokens + t > keepTokens && (kept > 0 || pressed())) break;
     kept++;
     keptTokens += t;
   }
@@ -128,9 +130,9 @@ export function micro(history: readonly Message[], ctx: LayerContext): LayerResu
   // Tight: near the threshold with results too large for the window's room to keep even the newest
   // (a small window): a summary is the alternative, and it rewrites the whole prompt, so clearing
   // pays whatever the prompt cache says.
-  const tight = pressed && kept === 0;
-  if (!idle && !tight && estimate < microMinSavings(ctx.window, cfg)) return none;
-  if (!idle && !tight && cfg.cacheAware && !clearingPays(history, candidates[0]!.msg, estimate, ctx)) return none;
+  const tight = () => kept === 0 && pressed();
+  if (!idle && estimate < microMinSavings(ctx.window, cfg) && !tight()) return none;
+  if (!idle && cfg.cacheAware && !clearingPays(history, candidates[0]!.msg, estimate, ctx) && !tight()) return none;
 
   // Save each original before replacing it, so the exact text stays recallable by id.
   const out = history.slice();
