@@ -4,6 +4,7 @@
 import { readFileSync, readdirSync, statSync, existsSync } from "node:fs";
 import { dirname, join, extname } from "node:path";
 import { deflateSync, gunzipSync } from "node:zlib";
+import { symbolDocs } from "./material/symbols.ts";
 
 export interface Category {
   name: string;
@@ -242,7 +243,8 @@ export interface UnseenDoc {
 /**
  * The unseen material, in file order (deterministic), flattened like the shared material: the
  * committed file, then, when it is there, the part read from repository snapshots
- * (fetched.jsonl.gz beside it: not committed, rebuilt by build-unseen.ts; PROVENANCE.md).
+ * (fetched.jsonl.gz beside it: not committed, rebuilt by build-unseen.ts; PROVENANCE.md), then
+ * the generated symbol material (./material/symbols.ts).
  */
 export function loadUnseen(file: string): UnseenDoc[] {
   const read = (f: string) =>
@@ -255,5 +257,5 @@ export function loadUnseen(file: string): UnseenDoc[] {
   // The same text twice (a man page installed under two names, a package's cjs and esm copies)
   // would count twice in a mean, and could sit on both sides of the split: the first one stands.
   const seen = new Set<string>();
-  return all.filter((d) => !seen.has(d.text) && (seen.add(d.text), true));
+  return [...all, ...symbolDocs()].filter((d) => !seen.has(d.text) && (seen.add(d.text), true));
 }

@@ -152,7 +152,7 @@ const heldDocs = unseen.filter((d) => d.split === "held").map((d) => d.text);
 const heldOut = {
   description:
     "Documents of bench/material/unseen.jsonl.gz (see bench/material/PROVENANCE.md) whose SOURCE is marked held: a repository, package, man section, log file or generator that bench/calibrate-estimator.ts never fits on. " +
-    "The fit-marked sources of the same file may be used by the calibration; their figures are under unseen_fit for comparison. Kinds: prose, code, data, random, ja (Japanese, kana and han), zh (Chinese, han), ko (Korean, hangul).",
+    "The fit-marked sources of the same file may be used by the calibration; their figures are under unseen_fit for comparison. Kinds: prose, code, data, random, ja (Japanese, kana and han), zh (Chinese, han), ko (Korean, hangul), symbols (emoji, flags, ZWJ sequences, arrows, math, box drawing; lone surrogates: generated, bench/material/symbols.ts).",
   file: unseenFile,
   overall: { ...group((d) => d.split === "held"), sources: undefined, mb_per_s: round(throughput(estimateTokens, heldDocs, 4, 5), 1) },
   kinds: byKey("kind", "held"),

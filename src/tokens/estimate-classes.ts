@@ -7,7 +7,7 @@
 // KANA..HANGUL the CJK scripts, XLAT..XBYTE every letter).
 export const LOWER = 0, UPPER = 1, DIGIT = 2, SLASHPLUS = 3, SPACE = 4, NEWLINE = 5, PUNCT = 6, APOS = 7;
 export const SYM = 8, EMOJI = 9, CONTROL = 10, XLAT = 11, XGRC = 12, XCYR = 13, XCYR2 = 14, XOTH = 15, XIND = 16;
-export const KANA = 17, KATA = 18, HAN = 19, HANGUL = 20, XRARE = 21, XBYTE = 22, LOWSUR = 23;
+export const KANA = 17, KATA = 18, HAN = 19, HANGUL = 20, XRARE = 21, XBYTE = 22;
 
 /** UTF-16 code unit → character class. */
 export const CLASS = new Uint8Array(65536).fill(SYM);
@@ -71,6 +71,5 @@ export const CLASS = new Uint8Array(65536).fill(SYM);
   set(0xf900, 0xfaff, HAN);
   set(0x1100, 0x11ff, HANGUL);
   set(0xac00, 0xd7af, HANGUL);
-  set(0xd800, 0xdbff, EMOJI); // astral chars are mostly emoji
-  set(0xdc00, 0xdfff, LOWSUR);
+  set(0xd800, 0xdfff, EMOJI); // astral chars (mostly emoji) and lone surrogates: ./estimate-symbols.ts
 })();

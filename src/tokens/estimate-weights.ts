@@ -7,9 +7,9 @@ export const W = {
   NL: 1, // a run of newlines (with the blank-line spaces between them)
   NL_AFTER_PUNCT: 2, // newlines directly after punctuation join its piece ("{\n", ");\n")
   DIGITS: 3, // each group of up to 3 digits
-  SYM: 4, // a non-ASCII symbol starting a punctuation run (→, —, “, │)
-  SYM_NEXT: 5, // a further one in the run ("├──")
-  EMOJI: 6, // each astral char (emoji)
+  SYM: 4, // per token (./estimate-symbols.ts) of a non-ASCII symbol starting a punctuation run (→, —, “, │)
+  SYM_NEXT: 5, // ... of a further one in the run ("├──")
+  EMOJI: 6, // ... of an astral char (emoji) or a lone surrogate
   KANA: 7, // each hiragana char
   HAN: 8, // each han char before any kana in the text (Chinese)
   HANGUL: 9, // each hangul syllable
@@ -48,9 +48,11 @@ const FITTED = {
   NL: 1.1, // "\n", "\n\n", "  \n" likewise
   NL_AFTER_PUNCT: 0.08, // "{\n", ");\n", "',\n" are single tokens
   DIGITS: 1.03, // each 1–3 digit group is a token (a bit more: numbers come with separators)
-  SYM: 1.02, // "→", "—", "│": one token each (all multi-byte)
-  SYM_NEXT: 1.24, // "├──", "…)": a further one, about a token too
-  EMOJI: 1.82, // astral chars are 4 UTF-8 bytes: often 2 tokens
+  // By hand: a symbol costs the tokens o200k makes of it alone ("→" 1, "⟶" 2, "🎉" 2, "🇫" 2);
+  // fitted below 1, the estimate would run under on runs of them (the unsafe side).
+  SYM: 1,
+  SYM_NEXT: 1,
+  EMOJI: 1,
   RARE: 0.5, // Tamil, Gurmukhi, Khmer, Myanmar, ...: per char wherever it is
   VOCAB: 1, // a letter piece costs the tokens o200k's vocabulary spells it in ...
   VOCAB_MISS: 2.17, // ... and a char that begins no token of it (a rare letter) about its UTF-8 bytes

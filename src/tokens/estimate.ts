@@ -10,7 +10,8 @@
 //   - digits in groups of up to 3;
 //   - whitespace runs (indentation, blank lines) are one piece; the last space before a word or
 //     punctuation joins that piece; newlines right after punctuation join it ("{\n", "')\n");
-//   - punctuation runs by length; runs of one repeated char ("=====", "────") cost little;
+//   - ASCII punctuation runs by length; runs of one repeated char ("=====") cost little; other
+//     symbols (emoji, flags, arrows, box drawing) the tokens o200k makes of each alone;
 //   - CJK per char, each script at its own rate: hiragana ~0.6, katakana ~0.65, kanji (han after
 //     any kana) ~0.9, Chinese han ~0.7, hangul ~0.65 plus a little per space-separated word;
 //     scripts with few merges (Tamil, Khmer, ...) per char, and those with next to none (Lao,
@@ -22,12 +23,13 @@
 // the total, so appending text never lowers the estimate (a piece the text ends in is priced
 // "open": see greedyTokens).
 //
-// Layout: ./estimate-classes.ts holds the character classes and per-char tables,
-// ./estimate-weights.ts the weight vector and its fitted values; this file the scan itself.
+// Layout: ./estimate-classes.ts holds the character classes and per-char tables, ./estimate-weights.ts
+// the weight vector and its fitted values, ./estimate-symbols.ts the symbols; this file the scan.
 import * as classes from "./estimate-classes.ts";
 import * as weights from "./estimate-weights.ts";
 import { type Vocab, greedyTokens } from "./vocab.ts";
 import { o200kVocab } from "./vocab-o200k.ts";
+import { codePointAt, symbolEnds, symbolTokens } from "./estimate-symbols.ts";
 
 export { W } from "./estimate-weights.ts";
 
@@ -35,14 +37,14 @@ export { W } from "./estimate-weights.ts";
 // scan's code, but reads an import through its module cell at every use (with named imports the
 // scan ran ~50% more instructions). The helpers below stay in this file for the same reason.
 const {
-  APOS, CLASS, CONTROL, DIGIT, EMOJI, HAN, HANGUL, KANA, KATA, LOWER, LOWSUR,
+  APOS, CLASS, CONTROL, DIGIT, EMOJI, HAN, HANGUL, KANA, KATA, LOWER,
   NEWLINE, PUNCT, SLASHPLUS, SPACE, SYM, UPPER, XBYTE, XCYR, XCYR2, XGRC, XIND, XLAT, XRARE,
 } = classes;
 const { W, WEIGHTS } = weights;
 
-/** Chars whose long runs are few tokens: "=-#*./_~+%─" ("=" × 64 is one token, "(" × 64 sixteen). */
+/** Chars whose long runs are few tokens: "=-#*./_~+%" ("=" × 64 is one token, "(" × 64 sixteen). */
 const isRuler = (c: number): boolean =>
-  c === 0x3d || c === 0x2d || c === 0x23 || c === 0x2a || c === 0x2e || c === 0x2f || c === 0x5f || c === 0x7e || c === 0x2b || c === 0x25 || c === 0x2500;
+  c === 0x3d || c === 0x2d || c === 0x23 || c === 0x2a || c === 0x2e || c === 0x2f || c === 0x5f || c === 0x7e || c === 0x2b || c === 0x25;
 const isLetterClass = (k: number): boolean => k <= UPPER || (k >= XLAT && k <= XBYTE);
 /** A letter that goes into letter pieces (the rare scripts are priced per char instead). */
 const isPieceLetter = (k: number): boolean => k <= UPPER || (k >= XLAT && k <= XIND);
@@ -51,6 +53,7 @@ const isPieceLetter = (k: number): boolean => k <= UPPER || (k >= XLAT && k <= X
 const continuesPiece = (k: number, prev: number, afterEscape: boolean): boolean =>
   isLetterClass(prev) && !afterEscape && !(k === UPPER && (prev === LOWER || prev === XLAT || prev === XGRC || prev === XCYR || prev === XCYR2));
 const isPunctClass = (k: number): boolean => k === SLASHPLUS || (k >= PUNCT && k <= CONTROL);
+const isSymbolClass = (k: number): boolean => k === SYM || k === EMOJI;
 
 function isContractionLetter(c: number): boolean {
   const l = c | 0x20; // 's 't 'd 'm 'll 've 're
@@ -150,6 +153,7 @@ export function estimateWith(text: string, w: Float64Array, replace = false): nu
   let esc = false; // the last char is the letter of a backslash escape
   let sp = 0, nl = 0, tab = false; // pending spaces (after the last pending newline) and newlines; the last space is a tab
   let absorbNl = false; // newlines now join the preceding punctuation piece
+  let symEnd = 0; // what no token joins to the last symbol (symbolEnds)
   let runStart = -1, runT0 = -0; // the current [A-Za-z0-9+/] run and the total before its first char
   let vlqStart = -1, vlqT0 = -0; // likewise for [A-Za-z0-9+/,;] (source map mappings)
   let ja = false; // a kana char was seen: han chars are Japanese kanji from here on
@@ -190,7 +194,7 @@ export function estimateWith(text: string, w: Float64Array, replace = false): nu
       aposWord = false;
       continue;
     }
-    if (k === LOWSUR) continue;
+    if (k === EMOJI) c = codePointAt(text, i, c); // (its low surrogate is skipped below)
     let contraction = false;
     if (aposAt >= 0) {
       contraction = k <= UPPER && isContractionLetter(c);
@@ -262,7 +266,7 @@ export function estimateWith(text: string, w: Float64Array, replace = false): nu
     const escaped = esc;
     esc = false;
     if (k === NEWLINE) {
-      if (absorbNl || isPunctClass(prev)) {
+      if (absorbNl || (isPunctClass(prev) && !(isSymbolClass(prev) && (symEnd & 2) !== 0))) {
         absorbNl = true;
         t += wNlAfterPunct;
       } else {
@@ -311,10 +315,10 @@ export function estimateWith(text: string, w: Float64Array, replace = false): nu
         esc = true;
       } else {
         // A new piece, led by the space before it or by one punctuation char (".foo", "(bar",
-        // "/usr"), whose own cost it takes over.
+        // "/usr", "\ud800a": "�a"), whose own cost it takes over.
         pieceStart = at;
         if (led) pieceStart = at - 1;
-        else if ((prev === PUNCT || prev === SLASHPLUS || prev === APOS) && pl === 1 && !plSpace) {
+        else if ((prev === PUNCT || prev === SLASHPLUS || prev === APOS || (lastCode === 0xfffd && isSymbolClass(prev))) && pl === 1 && !plSpace) {
           t -= lastPunct;
           pieceStart = at - 1;
         }
@@ -340,12 +344,14 @@ export function estimateWith(text: string, w: Float64Array, replace = false): nu
         plSpace = led;
       }
       aposWord = k === APOS && pl === 1 && !plSpace && isPieceLetter(prev);
-      if (same >= 3) own = isRuler(c) ? (same > 8 ? wRulerLong : wRuler) : same > 8 ? wRepeatLong : wRepeatPunct;
+      if (isSymbolClass(k)) {
+        own = symbolTokens(v, c, same, led, plSpace && same === pl, pl > 1 && isSymbolClass(prev) ? lastCode : -1) * (k === EMOJI ? wEmoji : pl === 1 ? wSym : wSymNext);
+        symEnd = symbolEnds(v, c, same);
+        if (c > 0xffff) i++;
+      } else if (same >= 3) own = isRuler(c) ? (same > 8 ? wRulerLong : wRuler) : same > 8 ? wRepeatLong : wRepeatPunct;
       else if (aposWord) own = wApos;
       else if (k === CONTROL) own = wControl;
-      else if (k === SYM) own = pl === 1 ? wSym : wSymNext;
-      else if (k === EMOJI) own = wEmoji;
-      else own = pl === 1 ? wPunct1 : pl === 2 ? wPunct2 : pl === 3 ? wPunct3 : wPunct4;
+      else own = pl === 1 || (isSymbolClass(prev) && (symEnd & 1) !== 0) ? wPunct1 : pl === 2 ? wPunct2 : pl === 3 ? wPunct3 : wPunct4;
       lastPunct = own;
       lastCode = c;
       if (k === CONTROL) pl = 0; // BPE never merges across it: the next char starts afresh

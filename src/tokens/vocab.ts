@@ -7,7 +7,9 @@
 // the vocabulary itself — greedy longest match, which is what BPE's merges come to on most
 // words — brought every letter-heavy family within 3% in the first measurement.
 //
-// The trie of o200k's own tokens is loaded by ./vocab-o200k.ts.
+// The trie of o200k's own tokens is loaded by ./vocab-o200k.ts, with a table of what each
+// symbol char costs (./vocab-chars.ts).
+import { type SymbolTable, buildSymbolTable } from "./vocab-chars.ts";
 
 /**
  * The trie. Node 0 is the root; a child is found by hashing (node, char index) into one
@@ -25,6 +27,10 @@ export interface Vocab {
   /** Pairs: key (node × 2^11 + char index, -1 empty), value (child × 2 + 1 if it ends a token). */
   table: Int32Array;
   mask: number;
+  /** Code point (planes 0 and 1) → what o200k spends on that char (./vocab-chars.ts). */
+  chars: Uint16Array;
+  /** The pairs of symbols that are one token (./vocab-chars.ts). */
+  pairs: Set<number>;
 }
 
 /** Tokens the trie holds: letters with at most one leading non-letter char and perhaps a
@@ -52,8 +58,9 @@ function keep(t: string): boolean {
   return LETTER_TOKEN.test(t) && !CJK.test(t);
 }
 
-/** Build the trie from a token list (exported for tests: any list, not only o200k's). */
-export function buildVocab(tokens: Iterable<string>): Vocab {
+/** Build the trie from a token list (exported for tests: any list, not only o200k's); the symbol
+ * table defaults to a token per UTF-8 byte of every char. */
+export function buildVocab(tokens: Iterable<string>, symbols?: SymbolTable): Vocab {
   const alpha = new Uint16Array(65536);
   let letters = 0;
   const kept: string[] = [];
@@ -100,11 +107,14 @@ export function buildVocab(tokens: Iterable<string>): Vocab {
   for (let h = 0; h < size; h++) {
     if (table[2 * h] !== -1) table[2 * h + 1] = table[2 * h + 1]! * 2 + ends[table[2 * h + 1]!]!;
   }
-  return finishVocab(alpha, table);
+  return finishVocab(alpha, table, symbols ?? buildSymbolTable([]));
 }
 
 /** The direct tables (the root's children, two ASCII steps) of a finished hash table. */
-export function finishVocab(alpha: Uint16Array, table: Int32Array): Vocab {
+export function finishVocab(alpha: Uint16Array, table: Int32Array, { chars, pairs }: SymbolTable): Vocab {
+  // A lone surrogate leading a piece is U+FFFD to o200k ("\ud800a" is "�a"). (No piece the
+  // estimator prices holds an astral char, so their tokens' surrogates are never looked up.)
+  if (alpha[0xfffd]) alpha.fill(alpha[0xfffd]!, 0xd800, 0xe000);
   const size = table.length / 2;
   const mask = size - 1;
   let letters = 0;
@@ -126,7 +136,7 @@ export function finishVocab(alpha: Uint16Array, table: Int32Array): Vocab {
       if (table[2 * h] === key) ascii2[(c1 << 7) | c2] = table[2 * h + 1]!;
     }
   }
-  return { alpha, root, ascii2, table, mask };
+  return { alpha, root, ascii2, table, mask, chars, pairs };
 }
 
 function rehash(table: Int32Array, size: number, to: number): Int32Array {

@@ -75,6 +75,8 @@ test("the prebuilt trie file gives the trie it was written from; a damaged file 
     assert.deepEqual(read.table, built.table);
     assert.deepEqual(read.root, built.root);
     assert.deepEqual(read.ascii2, built.ascii2);
+    assert.deepEqual(read.chars, built.chars);
+    assert.deepEqual(read.pairs, built.pairs);
     // Truncated, or another format: undefined (the caller builds from gpt-tokenizer instead).
     writeFileSync(file, bytes.subarray(0, bytes.length - 8));
     assert.equal(readVocab(file), undefined);
