@@ -1,7 +1,9 @@
 // Defaults (SPEC.md, "Core idea") and how they scale down on small windows.
 import { LetheInputError } from "../../messages/input.ts";
 import type { z } from "zod";
-import { type budgetSchema, compactionConfigSchema, describeIssue, type microSchema, type snipSchema, type summarySchema, type thresholdSchema } from "./schema.ts";
+// Types only: schema.ts loads zod, which the library loads only to word a bad config (rules.ts).
+import type { budgetSchema, microSchema, snipSchema, summarySchema, thresholdSchema } from "./schema.ts";
+import { configProblem } from "./rules.ts";
 
 /** The model's window (declared here, not in types.ts, so the two modules do not import each other). */
 export interface ModelWindow {
@@ -118,8 +120,8 @@ export function withThresholdTokens(c: CompactionConfig, tokens: number): Compac
 export function resolveConfig(partial: DeepPartial<CompactionConfig> = {}): CompactionConfig {
   if (isResolvedConfig(partial)) return partial;
   if (partial === null || typeof partial !== "object" || Array.isArray(partial)) throw configError(`lethe config: the compaction config must be an object, got ${partial === null ? "null" : Array.isArray(partial) ? "an array" : typeof partial}`);
-  const checked = compactionConfigSchema.safeParse(partial);
-  if (!checked.success) throw configError(`lethe config: ${describeIssue(compactionConfigSchema, checked.error)}`);
+  const problem = configProblem(partial);
+  if (problem !== undefined) throw configError(`lethe config: ${problem}`);
   const c: CompactionConfig = {
     budget: { ...DEFAULT_CONFIG.budget, ...partial.budget, perToolChars: { ...DEFAULT_CONFIG.budget.perToolChars, ...(partial.budget?.perToolChars as Record<string, number> | undefined) } },
     snip: { ...DEFAULT_CONFIG.snip, ...partial.snip },
