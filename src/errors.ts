@@ -18,6 +18,8 @@ export type LetheErrorCode =
   | "max_budget"
   /** A PreCompact hook blocked the compaction (CompactionBlockedError). */
   | "compaction_blocked"
+  /** The last compaction cannot be undone: none to undo, or its history does not fit (UncompactError). */
+  | "uncompact"
   /** The model provider failed; see ModelError.kind. */
   | "model"
   /** A transcript written by a newer lethe (TranscriptVersionError). */
@@ -51,6 +53,7 @@ export const EXIT_CODES: Readonly<Record<LetheErrorCode, number>> = {
   no_progress: 1,
   max_budget: 1,
   compaction_blocked: 1,
+  uncompact: 1,
   model: 1,
   transcript_version: 1,
   session_locked: 1,

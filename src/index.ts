@@ -4,7 +4,7 @@
 // listed: what a host needs, nothing of lethe's own plumbing (test/package/surface.test.ts).
 
 // The engine: the one object an agent loop calls around each request.
-export { createEngine, InvariantError, OverWindowError, type Engine, type EngineOptions, type EnginePrepareResult, type PrepareCall, type RequestReady } from "./engine/index.ts";
+export { createEngine, InvariantError, OverWindowError, UncompactError, type CompactionPreview, type Engine, type EngineOptions, type EnginePrepareResult, type PrepareCall, type RequestReady } from "./engine/index.ts";
 
 // Messages (Anthropic's shape), their invariants, the OpenAI converters, input checks.
 export type { TextBlock, ImageBlock, ThinkingBlock, RedactedThinkingBlock, ToolUseBlock, ToolResultContentBlock, ToolResultBlock, ContentBlock, Role, Message, BlockMessage, History } from "./messages/types.ts";
@@ -43,6 +43,9 @@ export type {
   CompactionNoticeEvent,
   CompactionNotDoneEvent,
   WindowLearnedEvent,
+  WindowSetEvent,
+  CompactPreviewEvent,
+  UncompactEvent,
   CompactionEvent,
 } from "./compaction/types.ts";
 export { prepare, LAYERS, type PrepareResult, type LayerReport } from "./compaction/pipeline.ts";
@@ -60,6 +63,7 @@ export { createCommandHooks, parseHooksConfig, type HooksConfig, type HookComman
 // Sessions: tool-result stores, transcripts, session folders, recall.
 export { createFileStore, createMemoryStore } from "./session/tool-results.ts";
 export { openTranscript, loadTranscript, resumeContext, TranscriptVersionError, type TranscriptWriter, type TranscriptEntry, type BoundaryEntry } from "./session/transcript.ts";
+export { uncompactTranscript, type TranscriptUndo } from "./session/uncompact.ts";
 export { sessionPaths, createSessionDir, listSessions, latestSession, resolveSession, SessionNotFoundError, SessionStorageError, type SessionPaths, type SessionSummary } from "./session/paths.ts";
 export { SessionLockedError } from "./session/lock.ts";
 export { recall, type RecallOptions, type RecallResult } from "./session/recall.ts";

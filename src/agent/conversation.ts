@@ -3,7 +3,7 @@
 // nothing that reached the model. A refused turn is taken back out of the history; the
 // transcript keeps it, marked retracted, so a resume agrees.
 import { RETRACTED_EVENT, type TranscriptWriter } from "../session/transcript.ts";
-import type { Message } from "../messages/types.ts";
+import type { ContentBlock, Message } from "../messages/types.ts";
 import type { AgentEvent } from "./types.ts";
 
 export interface Conversation {
@@ -11,6 +11,11 @@ export interface Conversation {
   history: Message[];
   /** Writes `m` to the transcript, then adds it to the history and reports it ("message"). */
   append(m: Message): void;
+  /**
+   * A note of lethe's to the model ("[lethe] …") before the next request: its own message in the
+   * transcript, joined to the last message when that is the user's (tool results), as roles alternate.
+   */
+  appendNote(text: string): void;
   /** Takes every message this run appended out of the history; the transcript marks them retracted, with `note`. */
   retractRun(note: string): void;
 }
@@ -26,6 +31,16 @@ export function createConversation(start: readonly Message[], transcript: Transc
       const entry = transcript?.appendMessage(m);
       if (entry) appended.push(entry.uuid);
       conversation.history.push(m);
+      emit({ type: "message", message: m });
+    },
+    appendNote(text) {
+      const m: Message = { role: "user", content: [{ type: "text", text }] };
+      const entry = transcript?.appendMessage(m);
+      if (entry) appended.push(entry.uuid);
+      const h = conversation.history;
+      const last = h[h.length - 1];
+      if (last?.role === "user") h[h.length - 1] = { role: "user", content: [...(typeof last.content === "string" ? [{ type: "text" as const, text: last.content }] : last.content), ...(m.content as ContentBlock[])] };
+      else h.push(m);
       emit({ type: "message", message: m });
     },
     retractRun(note) {

@@ -64,6 +64,9 @@ export function runAtFailure(e: unknown): Pick<AgentResult, "turns" | "usage" | 
   return e !== null && typeof e === "object" ? ((e as Record<symbol, unknown>)[AGENT_PARTIAL] as ReturnType<typeof runAtFailure>) : undefined;
 }
 
+/** After the agent saved its state and the summary ran: back to the task. */
+export const SAVED_GO_ON_TEXT = "[lethe] The context was compacted after you saved your state. Go on with the task where you left off.";
+
 const isAborted = (e: unknown) => e instanceof ModelError && e.kind === "aborted";
 
 /** One run's parts and counters. */
@@ -141,7 +144,8 @@ function startRun(start: readonly Message[], opts: AgentOptions): AgentRun {
     signal,
     emit,
   });
-  const ctx = runToolContext(opts, { run: runAgent, model: () => caller.model(), emit, onCompaction: (r) => compactions.push(r) });
+  const contextUsage = () => ({ tokens: engine.meter.measure(conversation.history, fixedTokens), threshold: engine.threshold, contextWindow: engine.contextWindow });
+  const ctx = runToolContext(opts, { run: runAgent, model: () => caller.model(), emit, onCompaction: (r) => compactions.push(r), contextUsage });
   return {
     opts,
     engine,
@@ -175,6 +179,12 @@ async function turnLoop(run: AgentRun): Promise<RunEnd> {
     run.turns++;
     accountReply(run, request);
     const step = run.handleReply(request.reply);
+    if (step.next === "stop" && step.stop === "end_turn" && run.gate.saving) {
+      // The agent answered the save notice without a tool call: the summary runs now, and the task goes on.
+      await run.gate.compactNow("summarize");
+      run.conversation.appendNote(SAVED_GO_ON_TEXT);
+      continue;
+    }
     if (step.next === "stop") return { stop: step.stop, text: step.text };
     // The reply filled the context window: the history is summarised before the model goes on.
     if (step.next === "request" && step.compact) await run.gate.compactNow("summarize");

@@ -14,13 +14,15 @@ export interface RunLinks {
   model: () => string;
   emit: (e: AgentEvent) => void;
   onCompaction: (r: CompactionRecord) => void;
+  /** How full the run's context is now (the context tool). */
+  contextUsage: NonNullable<ToolContext["contextUsage"]>;
 }
 
 /** The context the run's tools get, or undefined when there is neither a toolset nor a context. */
 export function runToolContext(opts: AgentOptions, links: RunLinks): ToolContext | undefined {
   const base: ToolContext | undefined = opts.toolset ? (opts.toolContext ?? { workspace: process.cwd(), readState: new Map(), todos: [] }) : opts.toolContext;
   if (!base) return undefined;
-  const ctx: ToolContext = { ...base, signal: opts.signal };
+  const ctx: ToolContext = { ...base, signal: opts.signal, contextUsage: links.contextUsage };
   if (opts.subagents) {
     ctx.runSubagent = createSubagentRunner(opts.subagents, {
       run: links.run,

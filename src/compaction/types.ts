@@ -138,6 +138,8 @@ export interface SummarizeEvent {
   /** The ledger of the summarised history, whole (the rebuilt history carries it capped). */
   ledger?: LedgerList;
   focus?: string;
+  /** A manual compaction that applied a preview's summary (engine.preview): no second model call. */
+  fromPreview?: boolean;
   /** A reactive recovery from a byte limit (413): the history's JSON size, and attachments taken out. */
   bytesBefore?: number;
   bytesAfter?: number;
@@ -176,7 +178,8 @@ export interface SummaryFailedEvent {
 
 /** A notice about compaction that changed no history (a pre-summary started, compaction suggested or near). */
 export interface CompactionNoticeEvent {
-  kind: "presummary_started" | "compact_suggested" | "auto_compact_near";
+  /** summary_deferred: the host asked for a turn before the summary (the agent saves its state; saveFirst). */
+  kind: "presummary_started" | "compact_suggested" | "auto_compact_near" | "summary_deferred";
   tokens: number;
   threshold: number;
   reason?: string;
@@ -203,8 +206,41 @@ export interface WindowLearnedEvent {
   reason: string;
 }
 
+/**
+ * The host switched the window (engine.setWindow: another model). A smaller one makes the next
+ * request compact to fit it, summarised by the model that can still read the whole session.
+ */
+export interface WindowSetEvent {
+  kind: "window_set";
+  contextWindow: number;
+  previous: number;
+  maxOutputTokens: number;
+  threshold: number;
+}
+
+/** A compaction was previewed (engine.preview): nothing changed; applying it is a manual compaction with fromPreview. */
+export interface CompactPreviewEvent {
+  kind: "compact_preview";
+  tokensBefore: number;
+  tokensAfter: number;
+  focus?: string;
+  /** Why it would not help (the summary would not make the context smaller). */
+  skipped?: string;
+}
+
+/** The last compaction was undone (engine.uncompact): the history from before it is back. */
+export interface UncompactEvent {
+  kind: "uncompact";
+  /** The kind of compaction undone. */
+  undone: SummaryKind;
+  tokensBefore: number;
+  tokensAfter: number;
+  messagesBefore: number;
+  messagesAfter: number;
+}
+
 /** Every event the engine emits. */
-export type CompactionEvent = LayerEvent | SummarizeEvent | SummaryFailedEvent | CompactionNoticeEvent | CompactionNotDoneEvent | WindowLearnedEvent | NoProgressEvent | SummaryCallEvent;
+export type CompactionEvent = LayerEvent | SummarizeEvent | SummaryFailedEvent | CompactionNoticeEvent | CompactionNotDoneEvent | WindowLearnedEvent | NoProgressEvent | SummaryCallEvent | WindowSetEvent | CompactPreviewEvent | UncompactEvent;
 
 export interface LayerResult<E extends LayerEvent = LayerEvent> {
   history: Message[];

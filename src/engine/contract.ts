@@ -70,6 +70,12 @@ export interface PrepareCall extends RequestShape {
    * host can say so without measuring the history itself.
    */
   onSummaryStart?: () => void;
+  /**
+   * Asked when beforeRequest is about to auto-compact: true sends this request without the
+   * summary (event summary_deferred), when it still fits the window, so the agent can save its
+   * state first (lethe's loop, with summary.saveFirst); the next beforeRequest summarises.
+   */
+  deferSummary?: () => boolean;
 }
 
 /**
@@ -101,6 +107,25 @@ export interface RequestReady<M extends MessageLike = Message> {
   events: CompactionEvent[];
   tokens: number;
   threshold: number;
+}
+
+/** What a compaction would do now (engine.preview): nothing is changed; engine.compact(history, { preview }) applies it. */
+export interface CompactionPreview<M extends MessageLike = Message> {
+  /** The history the compaction would leave (the prepared history itself when it would not help). */
+  history: M[];
+  /** The summary it would write (already paid for: applying the preview reuses it). */
+  summary: string;
+  focus?: string;
+  tokensBefore: number;
+  tokensAfter: number;
+  messagesBefore: number;
+  messagesAfter: number;
+  /** What would leave the context (every result stays in the transcript, or its file, for recall). */
+  removed: { messages: number; toolResults: { toolUseId: string; name?: string; tokens: number }[] };
+  /** What would be carried: the user's messages, the file ledger, files re-read, the todos, messages kept as they are. */
+  kept: { userMessages: number; readFiles: string[]; modifiedFiles: string[]; restoredFiles: string[]; todos: boolean; verbatimMessages: number };
+  /** Why it would not help: the summary and what it keeps would not be smaller than the history. */
+  skipped?: string;
 }
 
 /** Thrown when a prepared history still breaks an invariant (a bug, never sent). */
@@ -144,8 +169,30 @@ export interface Engine {
   prepare<M extends MessageLike = Message>(history: readonly M[], call?: PrepareCall): EnginePrepareResult<M>;
   /** Everything before a request: the cheap layers, then a summary when over the threshold. */
   beforeRequest<M extends MessageLike = Message>(history: readonly M[], call?: PrepareCall): Promise<RequestReady<M>>;
-  /** Manual compaction (/compact [focus], the compact tool), or a subagent's. */
-  compact<M extends MessageLike = Message>(history: readonly M[], call?: PrepareCall & { focus?: string; kind?: Exclude<SummaryKind, "reactive"> }): Promise<RequestReady<M>>;
+  /**
+   * Manual compaction (/compact [focus], the compact tool), or a subagent's. With `preview` (this
+   * engine's last, of the same history or that plus messages since) its summary is applied
+   * without a new model call.
+   */
+  compact<M extends MessageLike = Message>(history: readonly M[], call?: PrepareCall & { focus?: string; kind?: Exclude<SummaryKind, "reactive">; preview?: CompactionPreview<M> }): Promise<RequestReady<M>>;
+  /**
+   * What a manual compaction would do now: what it would remove, keep and carry, the summary it
+   * would write, tokens before and after. Changes nothing (the summary call is made and paid for
+   * once: the same history and focus again gives the same preview without another).
+   */
+  preview<M extends MessageLike = Message>(history: readonly M[], call?: PrepareCall & { focus?: string }): Promise<CompactionPreview<M>>;
+  /**
+   * Switch to another window (another model): from the next request on the engine works to it. A
+   * smaller one makes the next beforeRequest compact to fit, auto-compact on or not, the summary
+   * written by the summarizer reading the whole session (its request sized to the larger window).
+   */
+  setWindow(contextWindow: number, maxOutputTokens: number): void;
+  /**
+   * Undo the last summary compaction: the history from before it plus every message since, when
+   * it fits under the threshold; else UncompactError, in one line. Recorded in the transcript as a
+   * resume point. (From a transcript alone: uncompactTranscript.)
+   */
+  uncompact<M extends MessageLike = Message>(history: readonly M[], call?: PrepareCall): RequestReady<M>;
   /** The provider refused the prompt as too long: shrink harder; the caller retries once. */
   recover<M extends MessageLike = Message>(history: readonly M[], error: ModelError, call?: PrepareCall): Promise<RequestReady<M>>;
   /**

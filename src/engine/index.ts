@@ -14,7 +14,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { LetheInputError } from "../messages/input.ts";
 import { resultFileName } from "../session/tool-results.ts";
-import { type Engine, type EngineOptions, type EnginePrepareResult, InvariantError, OverWindowError, type PrepareCall, type RequestReady } from "./contract.ts";
+import { type CompactionPreview, type Engine, type EngineOptions, type EnginePrepareResult, InvariantError, OverWindowError, type PrepareCall, type RequestReady } from "./contract.ts";
 import { checkOptions, configOf } from "./options.ts";
 import { observeReply } from "./observe.ts";
 import { prepareRequest } from "./prepare.ts";
@@ -22,7 +22,8 @@ import { learnWindow, recoverFrom } from "./recover.ts";
 import { createState, withEvents } from "./state.ts";
 import type { Message } from "../messages/types.ts";
 import type { ModelError } from "../model/types.ts";
-import { ensureFits, summarizeHistory } from "./summary.ts";
+import { ensureFits, fitsWindow, summarizeHistory } from "./summary.ts";
+import { UncompactError, previewCompaction, previewDraft, setWindow, uncompact } from "./steer.ts";
 import { flush, saveMeter, settle, syncIn, syncOut } from "./stored.ts";
 import { notOpen } from "./store-link.ts";
 import type { EngineState } from "./state.ts";
@@ -49,7 +50,7 @@ async function synced(s: EngineState, input: readonly Message[], fn: () => Promi
   return syncOut(s, link, view, r, r.events.some((e) => REWRITES.has(e.kind)));
 }
 
-export { InvariantError, OverWindowError, type Engine, type EngineOptions, type EnginePrepareResult, type PrepareCall, type RequestReady };
+export { InvariantError, OverWindowError, UncompactError, type CompactionPreview, type Engine, type EngineOptions, type EnginePrepareResult, type PrepareCall, type RequestReady };
 
 /** Creates the engine for one conversation. Bad options are a one-line LetheInputError. */
 export function createEngine(opts: EngineOptions): Engine {
@@ -96,21 +97,31 @@ export function createEngine(opts: EngineOptions): Engine {
         const p = prepareRequest(s, history, call);
         compactor.observeTurn(p.history, p.measuredTokens, s.threshold, call);
         const ready: RequestReady = { history: p.history, events, tokens: p.measuredTokens, threshold: s.threshold };
+        // After a switch to a smaller window (setWindow) the request must fit it, whatever auto says.
+        const switchedFrom = s.steer.switchedFrom;
+        s.steer.switchedFrom = undefined;
         if (!p.overThreshold) return ready;
-        if (config.summary.auto !== "on") {
+        if (config.summary.auto !== "on" && switchedFrom === undefined) {
           s.emit({ kind: "compact_suggested", tokens: p.measuredTokens, threshold: s.threshold });
           return ensureFits(s, ready, false);
         }
+        if (switchedFrom === undefined && fitsWindow(s, ready.tokens) && call.deferSummary?.()) {
+          s.emit({ kind: "summary_deferred", tokens: p.measuredTokens, threshold: s.threshold });
+          s.transcript?.appendEvent?.("summary_deferred", { tokens: p.measuredTokens, threshold: s.threshold });
+          return ready;
+        }
         call.onSummaryStart?.();
-        const r = await summarizeHistory(s, p.history, "summarize", call);
+        const r = await summarizeHistory(s, p.history, "summarize", switchedFrom ? { ...call, summaryWindow: switchedFrom } : call);
         if (r.history !== p.history) follower.replaceOutput(r.history);
         return ensureFits(s, { ...r, events });
       }))) as unknown as Engine["beforeRequest"],
 
-    compact: ((history: readonly Message[], call: PrepareCall & { kind?: "manual" | "subagent"; focus?: string } = {}) =>
+    compact: ((history: readonly Message[], call: PrepareCall & { kind?: "manual" | "subagent"; focus?: string; preview?: CompactionPreview } = {}) =>
       synced(s, history, async () => {
         const p = prepareRequest(s, history, call);
-        const r = await summarizeHistory(s, p.history, call.kind ?? "manual", call, call.focus);
+        const given = previewDraft(s, call.preview, p.history);
+        const { preview: _preview, ...shape } = call;
+        const r = await summarizeHistory(s, p.history, call.kind ?? "manual", shape, given ? call.preview!.focus : call.focus, given);
         if (r.history !== p.history) follower.replaceOutput(r.history);
         return r;
       })) as unknown as Engine["compact"],
@@ -124,6 +135,16 @@ export function createEngine(opts: EngineOptions): Engine {
         if (ours) follower.replaceOutput(r.history);
         return r;
       })) as unknown as Engine["recover"],
+
+    preview: ((history: readonly Message[], call: PrepareCall & { focus?: string } = {}) => {
+      if (s.link && !s.link.conversation) notOpen();
+      // Not inside withEvents: its summary call (paid for) goes out with the next request's events.
+      return previewCompaction(s, history, call);
+    }) as unknown as Engine["preview"],
+
+    setWindow: (contextWindow, maxOutputTokens) => setWindow(s, contextWindow, maxOutputTokens),
+
+    uncompact: ((history: readonly Message[], call?: PrepareCall) => uncompact(s, history, call)) as unknown as Engine["uncompact"],
 
     observe: (sent, reply, usage, call = {}) => {
       observeReply(s, sent as readonly Message[], reply as Message, usage, call);

@@ -5,20 +5,30 @@ import { readFileSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import type { Message } from "../messages/types.ts";
 import { type CompactionConfig, autoCompactThreshold } from "../compaction/config/config.ts";
-import type { CompactionEvent, LayerContext, ModelWindow, ToolResultStore } from "../compaction/types.ts";
-import { type Compactor, createCompactor } from "../compaction/summary/compactor.ts";
+import type { CompactionEvent, LayerContext, ModelWindow, SummaryKind, ToolResultStore } from "../compaction/types.ts";
+import { type Compactor, type SummaryDraft, createCompactor } from "../compaction/summary/compactor.ts";
 import { createFileStore, createMemoryStore } from "../session/tool-results.ts";
 import { type TokenCounter, createTokenCounter } from "../tokens/count.ts";
 import { type ContextMeter, createContextMeter } from "../tokens/meter.ts";
 import { createTruncationDetector } from "../tokens/truncation.ts";
 import type { TranscriptWriter } from "../session/transcript.ts";
-import type { EngineOptions, PrepareCall } from "./contract.ts";
+import type { CompactionPreview, EngineOptions, PrepareCall } from "./contract.ts";
 import { type Follower, createFollower } from "./follower.ts";
 import { logSummaryCall } from "./summary-calls.ts";
 import { type StoreLink, createLink, isConversationStore, linkResults, linkTranscript } from "./store-link.ts";
 
 /** Events of layers that rewrite what was sent before (not only append to it). */
-const REWRITES = new Set<string>(["budget", "snip", "micro", "summarize", "reactive"]);
+const REWRITES = new Set<string>(["budget", "snip", "micro", "summarize", "reactive", "uncompact"]);
+
+/** What the host steered (./steer.ts): a switch to a smaller window, a preview, the last compaction for undo. */
+export interface SteerState {
+  /** The window switched from (setWindow to a smaller one): the next request compacts to fit, the summary sized to this. */
+  switchedFrom?: number;
+  /** The last preview: the prepared history it saw, its focus and its summary (applied without a new call). */
+  preview?: { source: Message[]; focus: string | undefined; draft: SummaryDraft; preview: CompactionPreview };
+  /** The last summary compaction: the history before it and the one it became. */
+  last?: { kind: SummaryKind; before: Message[]; after: Message[] };
+}
 
 export interface EngineState {
   readonly opts: EngineOptions;
@@ -56,6 +66,7 @@ export interface EngineState {
   readonly unreported: CompactionEvent[];
   /** The event lists of the calls in progress: each gets what is emitted while it runs. */
   readonly collecting: Set<CompactionEvent[]>;
+  readonly steer: SteerState;
   emit(e: CompactionEvent): void;
 }
 
@@ -91,6 +102,7 @@ export function createState(opts: EngineOptions, resolved: CompactionConfig): En
     rewrote: false,
     unreported: [],
     collecting,
+    steer: {},
     emit(e) {
       if (e.kind === "summary_call") {
         logSummaryCall({ transcript: state.transcript, requestCost: opts.requestCost, threshold: state.threshold, contextWindow: window.contextWindow }, e);

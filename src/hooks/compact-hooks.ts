@@ -63,9 +63,13 @@ export function parseHooksConfig(raw: unknown): HooksConfig {
   return out;
 }
 
-export function runHookCommand(cmd: HookCommand, input: unknown, cwd: string): Promise<HookRun> {
+/**
+ * Runs one hook: `input` as JSON on stdin; `env` added to the environment (the context's size,
+ * threshold and window as LETHE_CONTEXT_TOKENS, LETHE_CONTEXT_THRESHOLD, LETHE_CONTEXT_WINDOW).
+ */
+export function runHookCommand(cmd: HookCommand, input: unknown, cwd: string, env: Record<string, string> = {}): Promise<HookRun> {
   return new Promise((resolve) => {
-    const child = spawn("/bin/sh", ["-c", cmd.command], { cwd, stdio: ["pipe", "pipe", "pipe"], detached: true });
+    const child = spawn("/bin/sh", ["-c", cmd.command], { cwd, stdio: ["pipe", "pipe", "pipe"], detached: true, env: { ...process.env, ...env } });
     let stdout = "";
     let stderr = "";
     let timedOut = false;
@@ -101,6 +105,13 @@ export interface CommandHooksOptions {
   onWarning?: (message: string) => void;
 }
 
+/** The context's size (before a compaction; after it for PostCompact), threshold and window, for a hook's environment. */
+const contextEnv = (tokens: number, threshold: number, contextWindow: number): Record<string, string> => ({
+  LETHE_CONTEXT_TOKENS: String(tokens),
+  LETHE_CONTEXT_THRESHOLD: String(threshold),
+  LETHE_CONTEXT_WINDOW: String(contextWindow),
+});
+
 const triggerOf = (t: string): "auto" | "manual" => (t === "manual" ? "manual" : "auto");
 
 /** PreCompact / PostCompact hooks that run shell commands (the settings file's `hooks`). */
@@ -109,10 +120,11 @@ export function createCommandHooks(config: HooksConfig, opts: CommandHooksOption
   const warn = opts.onWarning ?? (() => {});
   const applicable = (list: HookCommand[] | undefined, trigger: "auto" | "manual") => (list ?? []).filter((h) => !h.matcher || h.matcher === trigger);
   return {
-    async preCompact({ trigger, tokens, focus }) {
+    async preCompact({ trigger, tokens, focus, threshold, contextWindow }) {
       const extra: string[] = [];
+      const env = contextEnv(tokens, threshold, contextWindow);
       for (const h of applicable(config.PreCompact, triggerOf(trigger))) {
-        const r = await runHookCommand(h, { ...base, hook_event_name: "PreCompact", trigger: triggerOf(trigger), kind: trigger, tokens, custom_instructions: focus ?? "" }, opts.cwd);
+        const r = await runHookCommand(h, { ...base, hook_event_name: "PreCompact", trigger: triggerOf(trigger), kind: trigger, tokens, threshold, context_window: contextWindow, custom_instructions: focus ?? "" }, opts.cwd, env);
         if (r.code === 2) return { block: r.stderr.trim() || `PreCompact hook "${h.command}" blocked the compaction` };
         if (r.code !== 0) {
           warn(`PreCompact hook "${h.command}" ${r.timedOut ? "timed out" : `exited with ${r.code}`}: ${r.stderr.trim().split("\n")[0] ?? ""}`);
@@ -122,9 +134,10 @@ export function createCommandHooks(config: HooksConfig, opts: CommandHooksOption
       }
       return extra.length ? { instructions: extra.join("\n") } : undefined;
     },
-    async postCompact({ trigger, tokensBefore, tokensAfter, summary }) {
+    async postCompact({ trigger, tokensBefore, tokensAfter, summary, threshold, contextWindow }) {
+      const env = contextEnv(tokensAfter, threshold, contextWindow);
       for (const h of applicable(config.PostCompact, triggerOf(trigger))) {
-        const r = await runHookCommand(h, { ...base, hook_event_name: "PostCompact", trigger: triggerOf(trigger), kind: trigger, tokens_before: tokensBefore, tokens_after: tokensAfter, summary }, opts.cwd);
+        const r = await runHookCommand(h, { ...base, hook_event_name: "PostCompact", trigger: triggerOf(trigger), kind: trigger, tokens_before: tokensBefore, tokens_after: tokensAfter, threshold, context_window: contextWindow, summary }, opts.cwd, env);
         if (r.code !== 0) warn(`PostCompact hook "${h.command}" ${r.timedOut ? "timed out" : `exited with ${r.code}`}: ${r.stderr.trim().split("\n")[0] ?? ""}`);
       }
     },

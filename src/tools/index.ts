@@ -9,6 +9,7 @@
 import { z } from "zod";
 import { type BashLimits, createBashTool } from "./bash.ts";
 import { compactTool } from "./compact.ts";
+import { contextTool } from "./context.ts";
 import { editFileTool } from "./edit-file.ts";
 import { globTool } from "./glob.ts";
 import { grepTool } from "./grep.ts";
@@ -29,7 +30,7 @@ export { renderTodos } from "./todo-write.ts";
 export type AnyTool = Tool<any>;
 
 /** The built-in tools' names. */
-export const TOOL_NAMES = ["bash", "read_file", "write_file", "edit_file", "glob", "grep", "todo_write", "task", "compact", "recall"] as const;
+export const TOOL_NAMES = ["bash", "read_file", "write_file", "edit_file", "glob", "grep", "todo_write", "task", "compact", "context", "recall"] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
 
 /** Options of createToolset (which tools, bash limits). */
@@ -54,6 +55,7 @@ export function createToolset(opts: ToolsetOptions = {}): AnyTool[] {
     todoWriteTool,
     taskTool,
     compactTool,
+    contextTool,
     recallTool,
   ];
   return all.filter((t) => (!opts.only || opts.only.includes(t.name)) && !opts.exclude?.includes(t.name));

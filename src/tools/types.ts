@@ -55,6 +55,8 @@ export interface ToolContext {
   passEnv?: readonly string[];
   /** Streams partial output of a long-running tool (bash), for the UI. */
   onOutput?: (chunk: string) => void;
+  /** How full the context is now (the run's engine): for the context tool. */
+  contextUsage?: () => { tokens: number; threshold: number; contextWindow: number };
 }
 
 export interface Tool<I = unknown> {

@@ -15,7 +15,7 @@ test("createToolset has every tool once; only/exclude choose a subset", () => {
   assert.deepEqual(createToolset({ exclude: ["task"] }).map((t) => t.name), TOOL_NAMES.filter((n) => n !== "task"));
   assert.deepEqual(createToolset({ only: ["read_file", "grep"] }).map((t) => t.name), ["read_file", "grep"]);
   const ro = createToolset().filter((t) => t.readOnly).map((t) => t.name);
-  assert.deepEqual(ro, ["read_file", "glob", "grep", "compact", "recall"]);
+  assert.deepEqual(ro, ["read_file", "glob", "grep", "compact", "context", "recall"]);
 });
 
 test("toolDefinitions: JSON Schema objects without $schema noise", () => {

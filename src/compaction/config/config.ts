@@ -91,6 +91,7 @@ export const DEFAULT_CONFIG: CompactionConfig = {
     thrashTurns: 2,
     thrashRepeats: 3,
     noProgressRepeats: 3,
+    saveFirst: false,
   },
 };
 

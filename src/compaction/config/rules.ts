@@ -116,6 +116,11 @@ export function configSchemas(zod: typeof z) {
       thrashRepeats: int().min(1),
       /** No progress: this many summaries in a row leave the same context (same size after, or the same summary): stop. 0 disables. */
       noProgressRepeats: int().nonnegative(),
+      /**
+       * Before an auto-compact summary, give the agent one turn to save what it must keep (todos,
+       * notes in a file it names); the summary runs after it. Off by default: the turn costs a request.
+       */
+      saveFirst: zod.boolean(),
     })
     .strict();
 
@@ -198,6 +203,7 @@ export const QUICK_RULES = {
     thrashTurns: nonnegative,
     thrashRepeats: atLeastOne,
     noProgressRepeats: nonnegative,
+    saveFirst: boolean,
   },
 } satisfies Record<string, Record<string, Rule>>;
 

@@ -22,7 +22,8 @@ export function compactionRecords(events: readonly CompactionEvent[], tokensAfte
   let running = tokensAfter;
   for (let i = events.length - 1; i >= 0; i--) {
     const e = events[i]!;
-    if ("tokensBefore" in e && e.kind !== "no_progress") {
+    // A preview changed nothing and an undo is no compaction: neither is a record.
+    if ("tokensBefore" in e && e.kind !== "no_progress" && e.kind !== "compact_preview" && e.kind !== "uncompact") {
       out.set(e, { kind: e.kind, tokens_before: e.tokensBefore, tokens_after: e.tokensAfter });
       running = e.tokensBefore;
     } else if ((e.kind === "budget" || e.kind === "snip" || e.kind === "micro") && (e.freedTokens > 0 || opts.unfreed)) {

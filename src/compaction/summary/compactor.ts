@@ -6,7 +6,7 @@ import { LetheError } from "../../errors.ts";
 import type { Message } from "../../messages/types.ts";
 import { type ModelClient, ModelError, type ToolDefinition } from "../../model/types.ts";
 import type { TokenCounter } from "../../tokens/count.ts";
-import { type CompactionConfig, rebuildBudgets } from "../config/config.ts";
+import { type CompactionConfig, autoCompactThreshold, rebuildBudgets } from "../config/config.ts";
 import { digest } from "./digest.ts";
 import { createProgressGuard } from "./progress.ts";
 
@@ -21,11 +21,17 @@ export interface Summarizer {
   model: string;
 }
 
+/** How full the context may get: the auto-compact threshold and the window (hooks get both). */
+export interface ContextUsage {
+  threshold: number;
+  contextWindow: number;
+}
+
 /** PreCompact / PostCompact hooks: add instructions to, block, or observe a summary compaction. */
 export interface CompactHooks {
   /** Before a compaction: may add instructions, or block it (with a reason). */
-  preCompact?(info: { trigger: SummarizeEvent["kind"]; tokens: number; focus?: string }): Promise<{ block?: string; instructions?: string } | void>;
-  postCompact?(info: { trigger: SummarizeEvent["kind"]; tokensBefore: number; tokensAfter: number; summary: string }): Promise<void>;
+  preCompact?(info: { trigger: SummarizeEvent["kind"]; tokens: number; focus?: string } & ContextUsage): Promise<{ block?: string; instructions?: string } | void>;
+  postCompact?(info: { trigger: SummarizeEvent["kind"]; tokensBefore: number; tokensAfter: number; summary: string } & ContextUsage): Promise<void>;
 }
 
 export interface CompactorOptions {
@@ -61,6 +67,11 @@ export interface RequestShape {
    * from being sent (a spending limit). A background summary it refuses is simply not started.
    */
   beforeSummaryCall?: () => void;
+  /**
+   * The window of the model writing the summary, when larger than the engine's: after a switch to
+   * a smaller model (engine.setWindow) the current one still reads the whole session.
+   */
+  summaryWindow?: number;
 }
 
 export interface CompactResult {
@@ -126,7 +137,7 @@ async function summaryCall(opts: CompactorOptions, maxTokens: number, emit: (e: 
     overflowRetries: opts.config.summary.overflowRetries,
     ...(opts.onLimit ? { onLimit: opts.onLimit } : {}),
     signal: shape.signal,
-    contextWindow: opts.window.contextWindow,
+    contextWindow: Math.max(shape.summaryWindow ?? 0, opts.window.contextWindow),
     fixedTokens: shape.fixedTokens,
     server: opts.mode === "server", // the server's compaction block is the summary
   });
@@ -153,6 +164,53 @@ function budgetsFollowing(window: ModelWindow, config: CompactionConfig): () => 
   };
 }
 
+/** The breaker's count: consecutive summary calls that failed. */
+interface Health {
+  failures: number;
+  breakerOpen: boolean;
+}
+
+/**
+ * A summary of `history`, not yet applied: its text, who wrote it, and (from the background
+ * pre-summary) the prefix it covers. engine.preview shows one; compact applies one without a new call.
+ */
+export interface SummaryDraft {
+  summary: string;
+  summarizer: SummarizeEvent["summarizer"];
+  presummary: boolean;
+  /** The summary covers history[0, keepFrom): what follows is kept whole. */
+  keepFrom?: number;
+  droppedForOverflow: number;
+  server?: SummarizeResult["block"];
+}
+
+/** Writes the summary: the model (unless its breaker is open or the mode says digest), else the digest. */
+async function draftSummary(opts: CompactorOptions, health: Health, emit: (e: CompactionEvent) => void, maxTokens: number, history: readonly Message[], shape: RequestShape, instructions: string | undefined): Promise<SummaryDraft> {
+  if (opts.mode !== "digest" && opts.summarizer !== undefined && !health.breakerOpen) {
+    try {
+      const r = await summaryCall(opts, maxTokens, emit, history, shape, instructions);
+      health.failures = 0;
+      return { summary: r.summary, summarizer: r.block ? "server" : "model", presummary: false, droppedForOverflow: r.droppedForOverflow, ...(r.block ? { server: r.block } : {}) };
+    } catch (e) {
+      if (e instanceof ModelError && e.kind === "aborted") throw e;
+      health.failures++;
+      if (health.failures >= opts.config.summary.breakerFailures) health.breakerOpen = true;
+      emit({ kind: "summary_failed", error: e instanceof Error ? e.message : String(e), consecutiveFailures: health.failures, breakerOpen: health.breakerOpen });
+    }
+  }
+  return { summary: digest(history, { counter: opts.counter, maxTokens }), summarizer: "digest", presummary: false, droppedForOverflow: 0 };
+}
+
+/** A compaction worked out but not applied: the draft, the rebuilt history, and its size. */
+export interface CompactionPlan {
+  draft: SummaryDraft;
+  built: ReturnType<typeof rebuild>;
+  tokensBefore: number;
+  tokensAfter: number;
+  /** The instructions the summary was written with (focus, a hook's). */
+  instructions?: string;
+}
+
 /** The summary machinery the engine uses (exposed for hosts that drive it directly). */
 export function createCompactor(opts: CompactorOptions) {
   const { config, counter } = opts;
@@ -163,29 +221,38 @@ export function createCompactor(opts: CompactorOptions) {
     emit({ kind: "compact_skipped", tokens, reason });
     return { history: [...history], event: unchangedEvent(kind, summarizer, tokens, history.length), summary, skipped: true };
   };
-  let failures = 0;
-  let breakerOpen = false;
+  const health: Health = { failures: 0, breakerOpen: false };
   let turn = 0;
   let lastCompactionTurn = -Infinity;
   let thrash = 0;
   let pre: { prefix: Message[]; promise: Promise<{ summary: string } | { error: unknown }> } | null = null;
 
-  const useModel = () => opts.mode !== "digest" && opts.summarizer !== undefined && !breakerOpen;
+  const useModel = () => opts.mode !== "digest" && opts.summarizer !== undefined && !health.breakerOpen;
+  const usage = (): ContextUsage => ({ threshold: autoCompactThreshold(opts.window, config), contextWindow: opts.window.contextWindow });
+  const tokensOf = (history: readonly Message[], shape: RequestShape) => (shape.fixedTokens ?? 0) + counter.messages(history);
+  /** The rebuilt history for a draft, and its size. */
+  const plan = (history: readonly Message[], draft: SummaryDraft, trigger: SummarizeEvent["kind"], shape: RequestShape, instructions?: string): CompactionPlan => {
+    const built = rebuild({ history, summary: draft.summary, kind: trigger, budgets: current(), counter, archivePath: opts.archivePath, readFile: opts.readFile, keepFrom: draft.keepFrom, server: draft.server });
+    return { draft, built, tokensBefore: tokensOf(history, shape), tokensAfter: tokensOf(built.history, shape), ...(instructions ? { instructions } : {}) };
+  };
 
-  const modelSummary = (history: readonly Message[], shape: RequestShape, focus?: string) => summaryCall(opts, current().summaryTokens, emit, history, shape, focus);
-
-  function recordFailure(e: unknown) {
-    failures++;
-    if (failures >= config.summary.breakerFailures) breakerOpen = true;
-    emit({ kind: "summary_failed", error: e instanceof Error ? e.message : String(e), consecutiveFailures: failures, breakerOpen });
+  /** The background pre-summary, when it covers an unchanged prefix of `history` (taken either way). */
+  async function takePre(history: readonly Message[], trigger: SummarizeEvent["kind"], instructions: string | undefined): Promise<SummaryDraft | undefined> {
+    const p = pre;
+    pre = null; // taken: a later compaction starts its own
+    if (!p || instructions || trigger !== "summarize" || !samePrefix(p.prefix, history)) return undefined;
+    const r = await p.promise;
+    if (!("summary" in r)) return undefined;
+    health.failures = 0;
+    return { summary: r.summary, summarizer: "model", presummary: true, keepFrom: p.prefix.length, droppedForOverflow: 0 };
   }
 
   return {
     get breakerOpen() {
-      return breakerOpen;
+      return health.breakerOpen;
     },
     get failures() {
-      return failures;
+      return health.failures;
     },
 
     /** Resolves once no summary call is in flight (a background one is paid for: its line must be written). */
@@ -202,16 +269,26 @@ export function createCompactor(opts: CompactorOptions) {
         if (!mayPay(shape)) return;
         const prefix = history.slice();
         emit({ kind: "presummary_started", tokens, threshold });
-        pre = { prefix, promise: modelSummary(prefix, shape).then((r) => ({ summary: r.summary }), (error) => ({ error })) };
+        pre = { prefix, promise: summaryCall(opts, current().summaryTokens, emit, prefix, shape).then((r) => ({ summary: r.summary }), (error) => ({ error })) };
       }
     },
 
     /**
-     * Summarise and rebuild. `trigger` says why: auto (threshold), manual (/compact or the
-     * compact tool, with an optional focus), reactive (the provider refused), subagent.
+     * What a manual compaction would do now, applied to nothing: the summary is written (a model
+     * call, reported as summary_call: it is paid for) and the history rebuilt, with no event, hook,
+     * thrash or progress bookkeeping. compact(…, { draft }) applies it without a second call.
      */
-    async compact(history: readonly Message[], trigger: SummarizeEvent["kind"], shape: RequestShape = {}, focus?: string): Promise<CompactResult> {
-      const tokensBefore = (shape.fixedTokens ?? 0) + counter.messages(history);
+    async plan(history: readonly Message[], shape: RequestShape = {}, focus?: string): Promise<CompactionPlan> {
+      return plan(history, await draftSummary(opts, health, emit, current().summaryTokens, history, shape, focus), "manual", shape, focus);
+    },
+
+    /**
+     * Summarise and rebuild. `trigger` says why: auto (threshold), manual (/compact or the
+     * compact tool, with an optional focus), reactive (the provider refused), subagent. `given`:
+     * a draft written before (a preview the user approved) instead of a new summary call.
+     */
+    async compact(history: readonly Message[], trigger: SummarizeEvent["kind"], shape: RequestShape = {}, focus?: string, given?: SummaryDraft): Promise<CompactResult> {
+      const tokensBefore = tokensOf(history, shape);
       if (trigger === "summarize" || trigger === "reactive") {
         thrash = turn - lastCompactionTurn <= config.summary.thrashTurns ? thrash + 1 : 0;
         if (thrash >= config.summary.thrashRepeats && (opts.summariesCost?.() ?? true)) throw new ThrashError(thrash);
@@ -221,60 +298,26 @@ export function createCompactor(opts: CompactorOptions) {
       }
       let instructions = focus;
       if (opts.hooks?.preCompact) {
-        const r = await opts.hooks.preCompact({ trigger, tokens: tokensBefore, focus });
+        const r = await opts.hooks.preCompact({ trigger, tokens: tokensBefore, focus, ...usage() });
         if (r?.block) {
           emit({ kind: "compact_blocked", tokens: tokensBefore, reason: r.block });
           throw new CompactionBlockedError(`lethe: compaction blocked by the PreCompact hook: ${r.block}`);
         }
-        if (r?.instructions) instructions = instructions ? `${instructions}\n${r.instructions}` : r.instructions;
+        if (r?.instructions && !given) instructions = instructions ? `${instructions}\n${r.instructions}` : r.instructions;
       }
-
-      let summary: string | undefined;
-      let summarizer: SummarizeEvent["summarizer"] = "digest";
-      let fromPre = false;
-      let dropped = 0;
-      let keepFrom: number | undefined;
-      let server: SummarizeResult["block"];
-
       // A background summary of an unchanged prefix: swap without waiting for a new call.
-      const p = pre;
-      pre = null; // taken: a later compaction starts its own
-      if (p && !instructions && trigger === "summarize" && samePrefix(p.prefix, history)) {
-        const r = await p.promise;
-        if ("summary" in r) {
-          summary = r.summary;
-          summarizer = "model";
-          fromPre = true;
-          keepFrom = p.prefix.length;
-          failures = 0;
-        }
-      }
-      if (summary === undefined && useModel()) {
-        try {
-          const r = await modelSummary(history, shape, instructions);
-          ({ summary, block: server } = r);
-          summarizer = server ? "server" : "model";
-          dropped = r.droppedForOverflow;
-          failures = 0;
-        } catch (e) {
-          if (e instanceof ModelError && e.kind === "aborted") throw e;
-          recordFailure(e);
-        }
-      }
-      if (summary === undefined) summary = digest(history, { counter, maxTokens: current().summaryTokens });
-
-      const built = rebuild({ history, summary, kind: trigger, budgets: current(), counter, archivePath: opts.archivePath, readFile: opts.readFile, keepFrom, server });
-      const tokensAfter = (shape.fixedTokens ?? 0) + counter.messages(built.history);
+      const draft = given ?? (await takePre(history, trigger, instructions)) ?? (await draftSummary(opts, health, emit, current().summaryTokens, history, shape, instructions));
+      const { built, tokensAfter } = plan(history, draft, trigger, shape);
       if ((trigger === "manual" || trigger === "summarize") && tokensAfter >= tokensBefore) {
         // A compaction must never make the context larger: keep the history as it is, and say why.
         if (trigger === "summarize") progress.noGain(tokensBefore);
-        return skipped(`nothing to gain: the summary and what it keeps would be ${tokensAfter.toLocaleString("en-US")} tokens, the history is ${tokensBefore.toLocaleString("en-US")}`, trigger, summarizer, tokensBefore, history, summary);
+        return skipped(`nothing to gain: the summary and what it keeps would be ${tokensAfter.toLocaleString("en-US")} tokens, the history is ${tokensBefore.toLocaleString("en-US")}`, trigger, draft.summarizer, tokensBefore, history, draft.summary);
       }
       lastCompactionTurn = turn;
       const event: SummarizeEvent = {
         kind: trigger,
-        summarizer,
-        presummary: fromPre,
+        summarizer: draft.summarizer,
+        presummary: draft.presummary,
         tokensBefore,
         tokensAfter,
         messagesBefore: history.length,
@@ -282,14 +325,15 @@ export function createCompactor(opts: CompactorOptions) {
         freedTokens: tokensBefore - tokensAfter,
         restoredFiles: built.restored,
         userMessagesKept: built.userMessagesKept,
-        droppedForOverflow: dropped,
+        droppedForOverflow: draft.droppedForOverflow,
         ledger: { read: [...built.ledger.read], modified: [...built.ledger.modified] },
         ...(instructions ? { focus: instructions } : {}),
+        ...(given ? { fromPreview: true } : {}),
       };
       emit(event);
       progress.record(event, history);
-      await opts.hooks?.postCompact?.({ trigger, tokensBefore, tokensAfter, summary });
-      return { history: built.history, event, summary };
+      await opts.hooks?.postCompact?.({ trigger, tokensBefore, tokensAfter, summary: draft.summary, ...usage() });
+      return { history: built.history, event, summary: draft.summary };
     },
   };
 }

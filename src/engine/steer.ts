@@ -1,0 +1,143 @@
+// Steering compaction from the host: a switch to another window (setWindow), a preview of what a
+// compaction would do (changing nothing; applying it later needs no second model call), and undo
+// of the last compaction (uncompact). What the engine removes it keeps, so it can offer both.
+import { LetheError } from "../errors.ts";
+import { LetheInputError } from "../messages/input.ts";
+import { repair } from "../messages/invariants.ts";
+import { fromServerStart } from "../messages/compaction.ts";
+import { BLOCK_OVERHEAD, MESSAGE_OVERHEAD } from "../tokens/count.ts";
+import type { Message } from "../messages/types.ts";
+import { autoCompactThreshold } from "../compaction/config/config.ts";
+import { prepare } from "../compaction/pipeline.ts";
+import { boundaryDetails } from "../compaction/state/boundary.ts";
+import { indexNewCalls } from "../compaction/state/ledger.ts";
+import { userMessagesOf } from "../compaction/state/retain.ts";
+import { type SummaryDraft, samePrefix } from "../compaction/summary/compactor.ts";
+import type { CompactPreviewEvent, SummaryKind, UncompactEvent, WindowSetEvent } from "../compaction/types.ts";
+import type { CompactionPreview, PrepareCall, RequestReady } from "./contract.ts";
+import { checked } from "./prepare.ts";
+import { type EngineState, layerContext } from "./state.ts";
+
+/** The last compaction cannot be undone: there is none to undo, or its history does not fit the window. */
+export class UncompactError extends LetheError {
+  constructor(message: string) {
+    super("uncompact", message);
+  }
+}
+
+const n = (x: number) => x.toLocaleString("en-US");
+
+/** engine.setWindow: work to this window from the next request on (a smaller one compacts first). */
+export function setWindow(s: EngineState, contextWindow: number, maxOutputTokens: number): void {
+  const whole = (v: unknown) => typeof v === "number" && Number.isSafeInteger(v);
+  if (!whole(contextWindow) || contextWindow <= 0) throw new LetheInputError("setWindow", `contextWindow must be a positive whole number of tokens, got ${String(contextWindow)}`);
+  if (!whole(maxOutputTokens) || maxOutputTokens < 0 || maxOutputTokens >= contextWindow) {
+    throw new LetheInputError("setWindow", `maxOutputTokens must be a whole number of tokens ≥ 0 and below contextWindow (${contextWindow}), got ${String(maxOutputTokens)}`);
+  }
+  const previous = s.window.contextWindow;
+  s.window.contextWindow = contextWindow;
+  s.window.maxOutputTokens = maxOutputTokens;
+  s.threshold = autoCompactThreshold(s.window, s.config);
+  // The summary is written by the model that can still read the whole session: the largest
+  // window since the last compaction. Back at (or above) it, there is nothing to fit.
+  const from = Math.max(s.steer.switchedFrom ?? 0, previous);
+  s.steer.switchedFrom = contextWindow < from ? from : undefined;
+  const event: WindowSetEvent = { kind: "window_set", contextWindow, previous, maxOutputTokens, threshold: s.threshold };
+  s.transcript?.appendEvent?.("window_set", { context_window: contextWindow, previous, max_output_tokens: maxOutputTokens, threshold: s.threshold });
+  s.emit(event);
+  // Between requests: it goes out with the next request's events.
+  s.unreported.push(event);
+}
+
+/** The history a preview or an undo starts from: the server's part, repaired, through the cheap layers with copies of their state. */
+function dryPrepared(s: EngineState, history: readonly Message[], call: PrepareCall): Message[] {
+  const repaired = repair(fromServerStart(s.follower.resolve(history))).history;
+  indexNewCalls(repaired, s.indexed);
+  return prepare(repaired, { ...layerContext(s, call), persisted: new Map(s.persisted), cleared: new Map(s.cleared) }).history;
+}
+
+/** Same messages, in order (a rewritten tool result's content aside), and as many. */
+const sameHistory = (a: readonly Message[], b: readonly Message[]) => a.length === b.length && samePrefix(a, b);
+
+/** engine.preview: what a compaction would do now; the engine's state and the host's history are left as they were. */
+export async function previewCompaction(s: EngineState, history: readonly Message[], call: PrepareCall & { focus?: string }): Promise<CompactionPreview> {
+  const source = dryPrepared(s, history, call);
+  const focus = call.focus?.trim() || undefined;
+  const cached = s.steer.preview;
+  // The same history and focus: the same answer, without paying for the summary again.
+  if (cached && cached.focus === focus && sameHistory(cached.source, source)) return cached.preview;
+  const plan = await s.compactor.plan(source, call, focus);
+  const gains = plan.tokensAfter < plan.tokensBefore;
+  const after = gains ? checked(repair(plan.built.history).history) : source;
+  const details = boundaryDetails(source, after);
+  const sizes = new Map<string, number>();
+  for (const m of source) {
+    if (typeof m.content === "string") continue;
+    for (const b of m.content) if (b.type === "tool_result") sizes.set(b.tool_use_id, s.counter.messages([{ role: "user", content: [b] }]) - MESSAGE_OVERHEAD - BLOCK_OVERHEAD);
+  }
+  const preview: CompactionPreview = {
+    history: after,
+    summary: plan.draft.summary,
+    ...(focus ? { focus } : {}),
+    tokensBefore: plan.tokensBefore,
+    tokensAfter: gains ? plan.tokensAfter : plan.tokensBefore,
+    messagesBefore: source.length,
+    messagesAfter: after.length,
+    removed: { messages: details.removed.messages, toolResults: details.removed.tool_results.map((r) => ({ toolUseId: r.tool_use_id, ...(r.name ? { name: r.name } : {}), tokens: sizes.get(r.tool_use_id) ?? 0 })) },
+    kept: {
+      // Carried in the rebuild's tags, or kept as they were in the newest rounds.
+      userMessages: details.carried.user_messages + (details.carried.latest_request ? 1 : 0) + userMessagesOf(after.filter((m) => source.includes(m))).length,
+      readFiles: [...plan.built.ledger.read],
+      modifiedFiles: [...plan.built.ledger.modified],
+      restoredFiles: plan.built.restored,
+      todos: details.carried.todos,
+      verbatimMessages: after.filter((m) => source.includes(m)).length,
+    },
+    ...(gains ? {} : { skipped: `nothing to gain: the summary and what it keeps would be ${n(plan.tokensAfter)} tokens, the history is ${n(plan.tokensBefore)}` }),
+  };
+  s.steer.preview = { source, focus, draft: plan.draft, preview };
+  const event: CompactPreviewEvent = { kind: "compact_preview", tokensBefore: preview.tokensBefore, tokensAfter: preview.tokensAfter, ...(focus ? { focus } : {}), ...(preview.skipped ? { skipped: preview.skipped } : {}) };
+  s.transcript?.appendEvent?.("compact_preview", { tokens_before: event.tokensBefore, tokens_after: event.tokensAfter, ...(focus ? { focus } : {}), applied: false });
+  s.emit(event);
+  return preview;
+}
+
+/**
+ * The draft a preview wrote, when `history` (prepared) is still what it previewed, or that plus
+ * messages since (then the summary covers the previewed part and the rest is kept whole).
+ */
+export function previewDraft(s: EngineState, preview: CompactionPreview | undefined, history: readonly Message[]): SummaryDraft | undefined {
+  const p = s.steer.preview;
+  if (!preview || !p || p.preview !== preview || p.preview.skipped || !samePrefix(p.source, history)) return undefined;
+  s.steer.preview = undefined;
+  return history.length > p.source.length ? { ...p.draft, keepFrom: p.draft.keepFrom ?? p.source.length } : p.draft;
+}
+
+/** What a summary compaction replaced, for undo. */
+export function rememberCompaction(s: EngineState, kind: SummaryKind, before: readonly Message[], after: readonly Message[]): void {
+  s.steer.last = { kind, before: [...before], after: [...after] };
+  s.steer.preview = undefined;
+}
+
+/** engine.uncompact: the history from before the last compaction, plus every message since, when it fits. */
+export function uncompact(s: EngineState, history: readonly Message[], call: PrepareCall = {}): RequestReady {
+  if (s.link) throw new UncompactError("lethe: cannot undo a compaction on a conversation store from the engine: read the history back with uncompactTranscript(await conversation.lines())");
+  const last = s.steer.last;
+  if (!last) throw new UncompactError("lethe: nothing to undo: no compaction since this engine started (or the last one was undone)");
+  const input = s.follower.resolve(history);
+  if (!samePrefix(last.after, input)) throw new UncompactError("lethe: cannot undo the last compaction: the context has changed since (a later compaction or snip rewrote it)");
+  const restored = checked(repair([...last.before, ...input.slice(last.after.length)]).history);
+  const fixed = call.fixedTokens ?? 0;
+  const tokens = fixed + s.counter.messages(restored);
+  if (tokens > s.threshold) {
+    throw new UncompactError(`lethe: cannot undo the last compaction: the history before it is ${n(tokens)} tokens, over this window's threshold of ${n(s.threshold)} (a model with a larger window would hold it)`);
+  }
+  s.steer.last = undefined;
+  const before = fixed + s.counter.messages(input);
+  const event: UncompactEvent = { kind: "uncompact", undone: last.kind, tokensBefore: before, tokensAfter: tokens, messagesBefore: input.length, messagesAfter: restored.length };
+  // A resume point: resuming the session starts from the restored history.
+  s.transcript?.appendBoundary({ kind: "uncompact", tokens_before: before, tokens_after: tokens, history: restored, details: { ...event } });
+  s.follower.remember(history, restored);
+  s.emit(event);
+  return { history: restored, events: [event], tokens, threshold: s.threshold };
+}
