@@ -3,6 +3,7 @@
 // that would cross it, not after. A call whose price is unknown (a local or free model) costs 0:
 // such a run is never stopped for money.
 import { LetheError } from "../errors.ts";
+import { LetheInputError, show } from "../messages/input.ts";
 import type { Usage } from "../tokens/meter.ts";
 
 /** The next request would take the run past its spending limit: it was not sent. */
@@ -26,6 +27,12 @@ export interface Spend {
 
 /** The spend of one run: `requestCost` prices each call, `maxBudgetUsd` is the limit (none: never stops). */
 export function createSpend(opts: { requestCost?: (model: string, usage: Usage) => number | undefined; maxBudgetUsd?: number }): Spend {
+  const budget = opts.maxBudgetUsd;
+  // A limit that can never stop the run is refused at the door, not found out after the money is gone.
+  if (budget !== undefined) {
+    if (typeof budget !== "number" || !(budget >= 0) || !Number.isFinite(budget)) throw new LetheInputError("runAgent", `maxBudgetUsd must be a number of dollars ≥ 0, got ${show(budget)}`);
+    if (typeof opts.requestCost !== "function") throw new LetheInputError("runAgent", "maxBudgetUsd needs requestCost (the price of each call), or nothing could be counted against it");
+  }
   let spent = 0;
   // What the last call left in the prompt cache: the next request reads that prefix at the cache price.
   let cached = 0;

@@ -253,7 +253,7 @@ export function usageText(version: string): string {
     "contextWindow, maxOutputTokens, autoCompact, compactThreshold, summarizer, compaction, hooks, …).",
     "Sessions: <workspace>/.lethe/sessions/<id>/ (transcript.jsonl, tool-results/).",
     "",
-    "In the REPL: /compact [instructions], /context, /cost, /clear, /resume [id], /memory, /init, /help, /exit.",
+    "In the REPL: /compact [--preview] [instructions], /uncompact, /model [name], /context, /cost, /clear, /resume [id], /memory, /init, /help, /exit.",
     "Headless asks no questions: what the permission mode and rules do not allow is refused (the model is told why).",
     "Exit codes: 0 done, 1 error, 2 bad command line, 130 interrupted.",
   );

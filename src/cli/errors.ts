@@ -40,11 +40,15 @@ export function oneLine(text: string, max = 500): string {
 export function errorLine(e: unknown): string {
   let msg = e instanceof Error ? e.message : String(e);
   if (!msg && e instanceof Error) msg = e.name;
-  // The SDK's network errors say little; keep their cause when there is one.
+  // The SDK's network errors say little; keep their cause when there is one and it is news
+  // ("Connection error." is already in "connection failed: Connection error: fetch failed").
   const cause = e instanceof Error && e.cause instanceof Error ? e.cause.message : "";
-  if (cause && !msg.includes(cause) && /connection|fetch failed|network/i.test(msg)) msg = `${msg} (${cause})`;
-  // No doubled punctuation where messages were joined ("error.: cause", "failed.." ).
+  const bare = (t: string) => t.toLowerCase().replace(/[.\s]+$/, "");
+  if (cause && !bare(msg).includes(bare(cause)) && /connection|fetch failed|network/i.test(msg)) msg = `${msg.replace(/\.$/, "")} (${cause})`;
+  // No doubled punctuation where messages were joined ("error.: cause", "failed.." ), and the
+  // SDK's bare "Connection error" not after lethe's own "connection failed".
   msg = redact(oneLine(msg)).replace(/\.+:/g, ":").replace(/\.{2,}$/, ".").replace(/:\s*:/g, ":");
+  msg = msg.replace(/(connection failed): connection error\.?(?=:|$)/i, "$1");
   return msg.startsWith("lethe:") ? msg : `lethe: ${msg}`;
 }
 

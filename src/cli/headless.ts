@@ -12,6 +12,7 @@ import { errorLine, redact } from "./errors.ts";
 import { createSpinner, PLAIN } from "./render.ts";
 import { AgentSession, type RunOutcome, createClient } from "./session.ts";
 import type { ModelClient } from "../model/types.ts";
+import { fitResumed, switchLine } from "./steer.ts";
 import { headlessEvents, initMessage, jsonLine, resultMessage } from "./headless/output.ts";
 import { headlessRefuser } from "./headless/refusal.ts";
 
@@ -56,6 +57,9 @@ export async function runHeadless(cfg: RunConfig, args: CliArgs, prompt: string,
     await session.start({ ...(args.resume !== undefined ? { resume: args.resume } : {}), continueLatest: args.continue });
     sessionId = session.id;
     for (const w of [...session.instructions.warnings, ...session.loadWarnings]) io.stderr.write(`lethe: ${w}\n`);
+    // Resumed with a model whose window is smaller than the session's last: compacted first by that model.
+    const fitted = await fitResumed(session, controller.signal);
+    if (fitted) io.stderr.write(`lethe: ${switchLine(fitted)}\n`);
     if (format === "stream-json") jsonLine(io.stdout, initMessage(cfg, session));
     const r = await session.run(prompt, controller.signal);
     spinner.stop();

@@ -7,7 +7,7 @@ import { appendFileSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Interface } from "node:readline";
 
-export const SLASH_COMMANDS = ["/compact", "/context", "/cost", "/clear", "/resume", "/memory", "/init", "/help", "/exit", "/quit"] as const;
+export const SLASH_COMMANDS = ["/compact", "/uncompact", "/model", "/context", "/cost", "/clear", "/resume", "/memory", "/init", "/help", "/exit", "/quit"] as const;
 
 /** readline's completer: slash commands by prefix. */
 export function completeCommand(line: string): [string[], string] {
@@ -66,16 +66,20 @@ export interface InputFront {
   detach(): void;
 }
 
-type KeyHandler = (str: string | undefined, key: { name?: string; sequence?: string; meta?: boolean; ctrl?: boolean; shift?: boolean } | undefined) => void;
+/** A key as node:readline's keypress events describe it. */
+export type Key = { name?: string; sequence?: string; meta?: boolean; ctrl?: boolean; shift?: boolean };
+
+type KeyHandler = (str: string | undefined, key: Key | undefined) => void;
 
 /**
  * Sits in front of readline's keypress handler on a terminal:
  * - a bracketed paste of several lines becomes a placeholder "[Pasted text #n +k lines]" in the
  *   line (expanded when the line is sent), so its newlines do not send it line by line;
  * - Alt+Enter and Shift+Enter (kitty/CSI-u `ESC[13;2u`) end the line with `\`, which the REPL
- *   reads as "continue on the next line".
+ *   reads as "continue on the next line";
+ * - `shortcut` sees every other key first (Shift+Tab, Ctrl+O): true when it handled the key.
  */
-export function attachInput(rl: Interface, stdin: NodeJS.ReadStream, out: NodeJS.WriteStream): InputFront {
+export function attachInput(rl: Interface, stdin: NodeJS.ReadStream, out: NodeJS.WriteStream, shortcut?: (key: Key) => boolean): InputFront {
   const pastes = new Map<string, string>();
   let count = 0;
   let pasting: string[] | undefined;
@@ -111,6 +115,7 @@ export function attachInput(rl: Interface, stdin: NodeJS.ReadStream, out: NodeJS
       forward("\r", { name: "return", sequence: "\r" });
       return;
     }
+    if (key && shortcut?.(key)) return;
     forward(str, key);
   };
   stdin.removeAllListeners("keypress");

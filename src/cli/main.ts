@@ -5,6 +5,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs, usageText } from "./args.ts";
 import { UsageError, errorLine, exitCodeOf } from "./errors.ts";
+import { holdStartupInput, releaseStartupInput } from "./startup-input.ts";
 import { sealCredentials } from "../tools/credentials.ts";
 
 export function version(): string {
@@ -129,10 +130,16 @@ export async function main(argv: readonly string[]): Promise<number> {
     const { runHeadless } = await import("./headless.ts");
     return runHeadless(cfg, args, prompt, { stdout: process.stdout, stderr: process.stderr });
   }
+  // Before anything slow: keys typed while the REPL starts are not echoed (./startup-input.ts).
+  holdStartupInput(process.stdin, process.stdout);
   const { resolveRunConfig } = await import("./config.ts");
   let cfg = resolveRunConfig(args, configEnv(), { headless: false });
   if (cfg.untrusted) {
-    if (process.stdin.isTTY && process.stdout.isTTY && (await askTrust(cfg.workspace, cfg.untrusted))) {
+    // What was typed before the question is not its answer.
+    releaseStartupInput({ discard: true });
+    const trusted = process.stdin.isTTY && process.stdout.isTTY && (await askTrust(cfg.workspace, cfg.untrusted));
+    holdStartupInput(process.stdin, process.stdout);
+    if (trusted) {
       const { rememberTrust } = await import("./trust.ts");
       rememberTrust(cfg.workspace, cfg.userSettingsPath);
       cfg = resolveRunConfig(args, configEnv(), { headless: false, trusted: true });

@@ -161,11 +161,11 @@ export function createSpinner(stream: NodeJS.WriteStream, s: Style = PLAIN): Spi
   };
 }
 
-/** A unified diff with removed lines red and added lines green (plain +/- without colour). */
-export function coloredDiff(text: string, s: Style = PLAIN, maxLines = 40): string {
+/** A unified diff with removed lines red and added lines green (plain +/- without colour); `hint` follows "… N more lines". */
+export function coloredDiff(text: string, s: Style = PLAIN, maxLines = 40, hint = ""): string {
   const lines = text.split("\n");
   const shown = lines.slice(0, maxLines).map((l) => (l.startsWith("@@") ? s.cyan(l) : l.startsWith("+") ? s.green(l) : l.startsWith("-") ? s.red(l) : s.dim(l)));
-  if (lines.length > maxLines) shown.push(s.dim(`… ${fmt(lines.length - maxLines)} more lines`));
+  if (lines.length > maxLines) shown.push(s.dim(`… ${fmt(lines.length - maxLines)} more lines${hint}`));
   return shown.join("\n");
 }
 
@@ -178,8 +178,15 @@ export function statusLine(b: { measured: number; threshold: number; window: num
   return pct >= 80 && b.autoCompact !== "off" ? s.yellow(text) : s.dim(text);
 }
 
-/** The last few exchanges of a resumed session: what the user asked, what the model answered last. */
-export function recentExchanges(history: readonly { role: string; content: unknown }[], n = 3, s: Style = PLAIN): string {
+/** A resumed session's replies show this many lines (rendered) at most. */
+const REPLY_LINES = 12;
+
+/**
+ * The last few exchanges of a resumed session: what the user asked, what the model answered last.
+ * With `render` (a terminal), a reply is rendered as live replies are (Markdown), cut at
+ * REPLY_LINES lines; without it, a reply is one line of its raw text, as a pipe shows replies.
+ */
+export function recentExchanges(history: readonly { role: string; content: unknown }[], n = 3, s: Style = PLAIN, render?: (markdown: string) => string): string {
   const textOf = (m: { content: unknown }) =>
     typeof m.content === "string"
       ? m.content
@@ -201,7 +208,11 @@ export function recentExchanges(history: readonly { role: string; content: unkno
   const lines = [s.dim(`── last ${Math.min(n, ex.length)} of ${ex.length} exchange(s) ──`)];
   for (const e of ex.slice(-n)) {
     lines.push(`${s.bold(">")} ${cut(e.user, 200)}`);
-    if (e.reply) lines.push(s.dim(`  ${cut(e.reply, 300)}`));
+    if (e.reply && render) {
+      const out = render(e.reply).replace(/\n+$/, "").split("\n");
+      lines.push(...out.slice(0, REPLY_LINES).map((l) => (l ? `  ${l}` : l)));
+      if (out.length > REPLY_LINES) lines.push(s.dim(`  … ${fmt(out.length - REPLY_LINES)} more lines`));
+    } else if (e.reply) lines.push(s.dim(`  ${cut(e.reply, 300)}`));
   }
   return lines.join("\n");
 }

@@ -27,6 +27,15 @@ export interface EventView {
   atLineStart(): void;
   /** Warn again on the next approach to the threshold (a new or resumed session). */
   resetNearWarning(): void;
+  /** The last tool output shown collapsed (one line of many), for Ctrl+O. */
+  lastCollapsed(): CollapsedOutput | undefined;
+}
+
+/** A tool output the REPL showed as one line: the call, and all of its text. */
+export interface CollapsedOutput {
+  title: string;
+  text: string;
+  lines: number;
 }
 
 export function createEventView(o: {
@@ -38,10 +47,13 @@ export function createEventView(o: {
   md: MarkdownStream | undefined;
   /** A turn is running: only then do its events print. */
   live: () => boolean;
+  /** Ctrl+O can expand a collapsed output (a terminal): the collapsed line says so. */
+  expandKey?: boolean;
 }): EventView {
   const { out, spinner, s, cfg, print, md } = o;
   let midLine = false;
   let nearWarned = false;
+  let collapsed: CollapsedOutput | undefined;
   const endLine = () => {
     if (midLine) {
       out.write("\n");
@@ -87,9 +99,12 @@ export function createEventView(o: {
         print(s.cyan(`● ${describeUse(e.use.name, e.use.input)}`));
         spinner.start(`running ${e.use.name}…`);
         break;
-      case "tool_result":
-        for (const l of toolResultLines(e.result, s)) print(l);
+      case "tool_result": {
+        const shown = toolResultLines(e.result, s, o.expandKey ? " (ctrl+o to expand)" : "");
+        if (shown.collapsed) collapsed = { title: describeUse(e.use.name, e.use.input), ...shown.collapsed };
+        for (const l of shown.lines) print(l);
         break;
+      }
       case "compacting":
         endLine();
         spinner.start(e.kind === "summarize" ? "compacting the context…" : `compacting (${e.kind})…`);
@@ -128,19 +143,29 @@ export function createEventView(o: {
         break;
     }
   };
-  return { onEvent, endLine, atLineStart: () => void (midLine = false), resetNearWarning: () => void (nearWarned = false) };
+  return { onEvent, endLine, atLineStart: () => void (midLine = false), resetNearWarning: () => void (nearWarned = false), lastCollapsed: () => collapsed };
 }
 
-/** A tool result: one line (the first of its text, or its error), and an edit's diff under it. */
-function toolResultLines(result: ToolResultBlock, s: Style): string[] {
-  const text = resultPlainText(result.content);
-  const lines = text === "" ? 0 : text.split("\n").length;
-  const first = oneLine(text.split("\n")[0] ?? "", 100);
+/**
+ * A tool result: one line (the first of its text, or its error), and an edit's diff under it.
+ * `collapsed` is set when lines were left out (`hint` says how to see them).
+ */
+function toolResultLines(result: ToolResultBlock, s: Style, hint: string): { lines: string[]; collapsed?: { text: string; lines: number } } {
+  // A command's output ends with a newline: that is not one more line.
+  const text = resultPlainText(result.content).replace(/\n+$/, "");
+  const all = text.split("\n");
+  const lines = text === "" ? 0 : all.length;
+  const first = oneLine(all[0] ?? "", 100);
   const isDiff = !result.is_error && /^Edited /.test(text) && lines > 1;
-  const out = [s.dim(`  ⎿ ${result.is_error ? s.red(first || "error") : `${first}${lines > 1 && !isDiff ? ` … (${fmt(lines)} lines)` : ""}`}`)];
-  if (isDiff) out.push(coloredDiff(text.split("\n").slice(1).join("\n"), s).replace(/^/gm, "    "));
-  return out;
+  const rest = lines > 1 && !isDiff ? ` … ${fmt(lines - 1)} more line${lines === 2 ? "" : "s"}${hint}` : "";
+  const out = [s.dim(`  ⎿ ${result.is_error ? s.red(first || "error") : first}${rest}`)];
+  if (isDiff) out.push(coloredDiff(all.slice(1).join("\n"), s, DIFF_LINES, hint).replace(/^/gm, "    "));
+  const cut = rest !== "" || (isDiff && lines - 1 > DIFF_LINES);
+  return { lines: out, ...(cut ? { collapsed: { text, lines } } : {}) };
 }
+
+/** An edit's diff shows this many lines; Ctrl+O shows the rest. */
+const DIFF_LINES = 40;
 
 /** The notice of a compaction event, or undefined for one the REPL does not show. */
 function compactionLine(e: Extract<AgentEvent, { type: "compaction" }>, s: Style): string | undefined {

@@ -1,12 +1,14 @@
 // The interactive REPL (node:readline; works in a real terminal and on a pipe).
 //
 // Keys: Enter sends; Ctrl-C during a turn cancels that turn (the session goes on); Ctrl-C on
-// an empty prompt twice, or Ctrl-D, exits. Lines typed while a turn runs are queued.
+// an empty prompt twice, or Ctrl-D, exits. Lines typed while a turn runs are queued. Shift+Tab
+// cycles the permission mode, Ctrl+O expands the last collapsed tool output (repl/shortcuts.ts).
 // Commands: /compact [instructions], /context, /cost, /clear, /resume [id], /help, /exit.
 //
 // Its parts live in repl/: the shared state (state.ts), the questions during a turn (prompts.ts),
 // one turn (turn.ts), the slash commands (commands.ts) and the input loop (input-loop.ts).
 import type { ModelClient } from "../model/types.ts";
+import { fitResumed, switchLine } from "./steer.ts";
 import type { CliArgs } from "./args.ts";
 import type { RunConfig } from "./config.ts";
 import { redact } from "./errors.ts";
@@ -26,7 +28,11 @@ export async function runRepl(cfg: RunConfig, args: CliArgs, version: string, io
   repl.session = new AgentSession(
     cfg,
     {
-      onEvent: repl.view.onEvent,
+      onEvent: (e) => {
+        // A "no" to compacting holds until the context is compacted or back under the threshold.
+        if ((e.type === "request" && e.tokens < e.threshold) || (e.type === "compaction" && e.record)) repl.compactDeclined = undefined;
+        repl.view.onEvent(e);
+      },
       onWarning: (m) => print(s.yellow(`warning: ${redact(m)}`)),
       // Only what the permission policy answers "ask" reaches this question.
       askPermission: (q) => askPermission(repl, q),
@@ -35,11 +41,16 @@ export async function runRepl(cfg: RunConfig, args: CliArgs, version: string, io
     client ?? (await createClient(cfg)),
   );
   await repl.session.start({ ...(args.resume !== undefined ? { resume: args.resume } : {}), continueLatest: args.continue });
-  return runInputLoop(repl, args.positional.join(" ").trim(), () => printBanner(repl, version));
+  // Resumed with a model whose window is smaller than the session's last: compacted first by that model.
+  const fitted = await fitResumed(repl.session);
+  return runInputLoop(repl, args.positional.join(" ").trim(), () => {
+    printBanner(repl, version);
+    if (fitted) repl.print(repl.s.yellow(switchLine(fitted)));
+  });
 }
 
 /** The first lines: version, model and window, the session, the project instructions, warnings, and the last exchanges of a resumed session. */
-function printBanner({ cfg, s, session, print }: Repl, version: string): void {
+function printBanner({ cfg, s, session, print, render }: Repl, version: string): void {
   const b = session.breakdown();
   print(`${s.bold(`lethe ${version}`)} · ${cfg.model} (${cfg.provider}${cfg.baseUrl ? ` at ${redact(cfg.baseUrl)}` : ""}) · window ${fmt(cfg.contextWindow)} · auto-compact ${cfg.autoCompact}${cfg.autoCompact !== "off" ? ` at ${fmt(b.threshold)}` : ""}${cfg.policy.mode !== "default" ? ` · permissions ${cfg.policy.mode}` : ""}`);
   print(s.dim(`session ${session.id}${session.history.length ? ` (resumed: ${session.history.length} messages)` : ""} · ${cfg.workspace} · /help for commands`));
@@ -47,7 +58,7 @@ function printBanner({ cfg, s, session, print }: Repl, version: string): void {
   if (files.length) print(s.dim(`project instructions: ${files.map((f) => displayPath(f.path, cfg.workspace)).join(", ")} (${fmt(session.instructionTokens)} tokens; /memory shows them)`));
   for (const w of [...session.instructions.warnings, ...session.loadWarnings]) print(s.yellow(`warning: ${w}`));
   if (session.history.length) {
-    const recent = recentExchanges(session.history, 3, s);
+    const recent = recentExchanges(session.history, 3, s, render);
     if (recent) print(recent);
   }
 }

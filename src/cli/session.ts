@@ -11,9 +11,9 @@ import type { TranscriptWriter } from "../session/transcript.ts";
 import type { Usage } from "../tokens/meter.ts";
 import { createToolset, toolDefinitions } from "../tools/index.ts";
 import type { Tool, ToolContext } from "../tools/types.ts";
-import { hiddenTools } from "./permissions.ts";
+import { type PermissionMode, hiddenTools } from "./permissions.ts";
 import { type PermissionDenial, PermissionGate } from "./permission-gate.ts";
-import { type AgentEvent, type AgentOptions, type AgentResult, type CompactionRecord, fixedTokensOf, reportCompactions, historyAtFailure, runAtFailure, runAgent } from "../agent/loop.ts";
+import { type AgentEvent, type AgentOptions, type AgentResult, type CompactionRecord, fixedTokensOf, historyAtFailure, runAtFailure, runAgent } from "../agent/loop.ts";
 import { subagentSystemPrompt, systemPrompt } from "../agent/prompt.ts";
 import { type LoadedInstructions, loadInstructions, renderInstructions } from "../agent/instructions.ts";
 import { homedir } from "node:os";
@@ -23,7 +23,7 @@ import { createFileStore } from "../session/tool-results.ts";
 import type { StoreTranscript } from "../store/transcript.ts";
 import type { SessionLock } from "../session/lock.ts";
 import { type SessionChoice, type SessionHome, sessionHome } from "./session-home.ts";
-import { type PromptParts, type RunConfig, checkThresholdRoom, promptParts } from "./config.ts";
+import { type RunConfig, checkThresholdRoom, promptParts } from "./config.ts";
 import { oneLine } from "./errors.ts";
 import { costInTranscript, costOfModels, requestCostOf } from "./pricing.ts";
 import { type ContextBreakdown, contextCategories } from "./context-breakdown.ts";
@@ -54,9 +54,9 @@ export class AgentSession {
   readonly client: ModelClient;
   readonly toolset: Tool[];
   readonly tools: ToolDefinition[];
-  system: string;
+  system = "";
   /** AGENTS.md / CLAUDE.md files in the system prompt (reloaded after /init). */
-  instructions: LoadedInstructions;
+  instructions: LoadedInstructions = { files: [], warnings: [] };
   private instructionsText = "";
   paths!: SessionPaths;
   transcript!: TranscriptWriter;
@@ -64,6 +64,10 @@ export class AgentSession {
   history: Message[] = [];
   ctx!: ToolContext;
   model: string;
+  /** The reply limit of the session's model (/model changes it with the window). */
+  maxOutputTokens: number;
+  /** Writes the summaries while a switch to a smaller window compacts (the model switched from); else the session's model. */
+  summaryModel: string | undefined;
   /** This session's totals (subagents included). */
   usage: FullUsage = zeroUsage();
   usageByModel = new Map<string, FullUsage>();
@@ -76,7 +80,6 @@ export class AgentSession {
   private answered = false;
   /** Milliseconds spent in model calls (this session object's lifetime). */
   apiMs = 0;
-  /** Calls not run by the permission policy or the user, this run (Claude Code's permission_denials). */
   /** The last /compact was skipped: it would not have made the context smaller. */
   lastCompactSkipped = false;
   /** Warnings from loading the transcript on resume. */
@@ -110,10 +113,9 @@ export class AgentSession {
     const hidden = hiddenTools(cfg.policy);
     this.toolset = createToolset().filter((t) => !hidden.has(t.name));
     this.tools = toolDefinitions(this.toolset) as ToolDefinition[];
-    this.instructions = { files: [], warnings: [] };
-    this.system = "";
     this.reloadInstructions();
     this.model = cfg.model;
+    this.maxOutputTokens = cfg.maxOutputTokens;
     this.home = sessionHome(cfg);
   }
 
@@ -136,12 +138,14 @@ export class AgentSession {
   reloadInstructions(): LoadedInstructions {
     this.instructions = loadInstructions(this.cfg.workspace, this.cfg.home ?? homedir());
     this.instructionsText = renderInstructions(this.instructions.files, this.cfg.workspace);
-    this.system = systemPrompt({ workspace: this.cfg.workspace, ...this.promptExtras() });
+    this.system = systemPrompt({ workspace: this.cfg.workspace, ...promptParts(this.cfg, this.instructionsText) });
     return this.instructions;
   }
 
-  private promptExtras(): PromptParts {
-    return promptParts(this.cfg, this.instructionsText);
+  /** Shift+Tab in the REPL: the gate decides by the new mode now; the system prompt says plan mode from the next request on. */
+  setPermissionMode(mode: PermissionMode): void {
+    this.cfg.policy.mode = mode;
+    this.system = systemPrompt({ workspace: this.cfg.workspace, ...promptParts(this.cfg, this.instructionsText) });
   }
 
   /** Tokens the project instructions add to every request. */
@@ -199,6 +203,7 @@ export class AgentSession {
 
   private makeEngine(sessionDir: string | undefined, transcript: TranscriptWriter | undefined, sessionId: string, main = false): Engine {
     const cfg = this.cfg;
+    const session = this;
     // A PostgreSQL session keeps the full results in the database too (the files store's folder is the session's own).
     const results = main && sessionDir && this.storeWriter && this.home.store?.kind !== "files" ? this.storeWriter.results(createFileStore(join(sessionDir, "tool-results"))) : undefined;
     return createEngine({
@@ -211,7 +216,8 @@ export class AgentSession {
       config: cfg.compaction,
       model: cfg.model,
       // Summary calls are paid for too: count their usage with the session's.
-      summarizer: { client: this.countingClient, model: cfg.model },
+      // Read at each call: /model switches it (./steer.ts).
+      summarizer: { client: this.countingClient, get model() { return session.summaryModel ?? session.model; } },
       summarizerMode: cfg.summarizer,
       // A summary call's request line in the transcript carries its price, as the loop's do.
       requestCost: requestCostOf(cfg.pricing),
@@ -295,14 +301,14 @@ export class AgentSession {
         subagents: {
           sessionDir: this.paths.dir,
           toolset: this.toolset,
-          system: subagentSystemPrompt({ workspace: cfg.workspace, ...this.promptExtras(), base: undefined }),
+          system: subagentSystemPrompt({ workspace: cfg.workspace, ...promptParts(this.cfg, this.instructionsText), base: undefined }),
           createEngine: ({ sessionDir, transcript }) => this.makeEngine(sessionDir, transcript, this.paths.id),
         },
         transcript: this.transcript,
         requestCost: requestCostOf(cfg.pricing),
         ...(cfg.maxTurns ? { maxTurns: cfg.maxTurns } : {}),
         ...(cfg.maxBudgetUsd ? { maxBudgetUsd: cfg.maxBudgetUsd } : {}),
-        maxOutputTokens: cfg.maxOutputTokens,
+        maxOutputTokens: this.maxOutputTokens,
         signal,
         onEvent,
         ...(cfg.retry ? { retry: cfg.retry } : {}),
@@ -350,22 +356,9 @@ export class AgentSession {
     return fixedTokensOf(this.engine, this.system, this.tools);
   }
 
-  /** Manual compaction (/compact [instructions]). */
-  async compact(focus: string | undefined, signal?: AbortSignal): Promise<CompactionRecord[]> {
-    const r = await this.engine.compact(this.history, {
-      system: this.system,
-      tools: this.tools,
-      fixedTokens: this.fixedTokens,
-      kind: "manual",
-      ...(focus?.trim() ? { focus: focus.trim() } : {}),
-      ...(signal ? { signal } : {}),
-    });
-    this.history = r.history;
-    this.lastCompactSkipped = r.events.some((e) => e.kind === "compact_skipped");
-    const out = reportCompactions(r.events, r.tokens, (e) => this.ui.onEvent?.(e));
-    this.compactions.push(...out);
-    await this.settle();
-    return out;
+  /** What every request and summary of the session carries besides the messages (compaction: ./steer.ts). */
+  requestShape(): { system: string; tools: ToolDefinition[]; fixedTokens: number } {
+    return { system: this.system, tools: this.tools, fixedTokens: this.fixedTokens };
   }
 
   /** Where the tokens of the next request go. */
@@ -373,7 +366,7 @@ export class AgentSession {
     const categories = contextCategories(this.history, this.engine.counter, this.fixedTokens, this.instructionTokens);
     const estimate = categories.reduce((n, c) => n + c.tokens, 0);
     const measured = this.history.length ? this.engine.meter.measure(this.history, this.fixedTokens) : estimate;
-    return { categories, estimate, measured, window: this.cfg.contextWindow, threshold: this.engine.threshold, autoCompact: this.cfg.autoCompact, messages: this.history.length };
+    return { categories, estimate, measured, window: this.engine.contextWindow, threshold: this.engine.threshold, autoCompact: this.cfg.autoCompact, messages: this.history.length };
   }
 
   close(): void {

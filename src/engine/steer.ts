@@ -119,14 +119,32 @@ export function rememberCompaction(s: EngineState, kind: SummaryKind, before: re
   s.steer.preview = undefined;
 }
 
+/**
+ * What `input` holds beyond the compacted history `after`: the messages since. The user message
+ * `after` ends with may have had the next prompt merged into it (roles alternate): that part came
+ * since too. Undefined when `after` is no longer there as it was (a later compaction or snip).
+ */
+function since(after: readonly Message[], input: readonly Message[]): Message[] | undefined {
+  const k = after.length - 1;
+  if (k < 0) return input.slice();
+  if (!samePrefix(after.slice(0, k), input) || input.length <= k) return undefined;
+  const a = after[k]!;
+  const b = input[k]!;
+  if (samePrefix([a], [b])) return input.slice(after.length);
+  if (a.role !== "user" || b.role !== "user" || !Array.isArray(a.content) || !Array.isArray(b.content) || b.content.length <= a.content.length) return undefined;
+  if (!samePrefix([a], [{ role: "user", content: b.content.slice(0, a.content.length) }])) return undefined;
+  return [{ role: "user", content: b.content.slice(a.content.length) }, ...input.slice(after.length)];
+}
+
 /** engine.uncompact: the history from before the last compaction, plus every message since, when it fits. */
 export function uncompact(s: EngineState, history: readonly Message[], call: PrepareCall = {}): RequestReady {
   if (s.link) throw new UncompactError("lethe: cannot undo a compaction on a conversation store from the engine: read the history back with uncompactTranscript(await conversation.lines())");
   const last = s.steer.last;
   if (!last) throw new UncompactError("lethe: nothing to undo: no compaction since this engine started (or the last one was undone)");
   const input = s.follower.resolve(history);
-  if (!samePrefix(last.after, input)) throw new UncompactError("lethe: cannot undo the last compaction: the context has changed since (a later compaction or snip rewrote it)");
-  const restored = checked(repair([...last.before, ...input.slice(last.after.length)]).history);
+  const added = since(last.after, input);
+  if (!added) throw new UncompactError("lethe: cannot undo the last compaction: the context has changed since (a later compaction or snip rewrote it)");
+  const restored = checked(repair([...last.before, ...added]).history);
   const fixed = call.fixedTokens ?? 0;
   const tokens = fixed + s.counter.messages(restored);
   if (tokens > s.threshold) {

@@ -117,7 +117,7 @@ test("housekeeping: --context-window -5 says it must be positive; joined error m
   const err = Object.assign(new Error("Connection error.", { cause }), { name: "APIConnectionError" });
   const line = errorLine(toModelError(err, { provider: "openai" }));
   assert.doesNotMatch(line, /\.:|\.\.|: :/, line);
-  assert.match(line, /connection failed: Connection error: fetch failed/);
+  assert.match(line, /connection failed: fetch failed/);
 });
 
 test("housekeeping: a run that fails before any reply leaves no empty session folder", async () => {

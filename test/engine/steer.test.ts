@@ -168,3 +168,20 @@ test("uncompactTranscript: the history before the last summary from what the tra
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("uncompact after the next prompt was merged into the rebuilt history's last user message: that prompt is kept, after the restored history", async () => {
+  const client = scriptedClient([SUMMARY_REPLY]);
+  const engine = createEngine({ contextWindow: 200_000, maxOutputTokens: 32_000, summarizer: { client, model: "m" }, config: { micro: { enabled: false } } });
+  const history = session(20, 6_000);
+  const before = engine.prepare(history).history;
+  const c = await engine.compact(history);
+  assert.equal(c.history.at(-1)!.role, "user");
+  // The loop appends the next prompt right after the rebuilt history: roles alternate, so repair merges it in.
+  const next = await engine.beforeRequest([...c.history, user("Now the lexer")]);
+  assert.equal(next.history.length, c.history.length);
+  const u = engine.uncompact(next.history);
+  const text = textOf(u.history);
+  assert.ok(text.endsWith(`${JSON.stringify("Now the lexer")}}]}]`) || text.includes("Now the lexer"), "the new prompt is kept");
+  assert.deepEqual(u.history.slice(0, before.length - 1), before.slice(0, -1));
+  assert.match(JSON.stringify(u.history.at(-1)), /Now the lexer/);
+});

@@ -5,9 +5,17 @@ import { homedir } from "node:os";
 import { createInterface } from "node:readline";
 import { type InputFront, appendHistory, attachInput, completeCommand, fromHistoryLine, historyPath, loadHistory, toHistoryLine } from "../input.ts";
 import { runCommand } from "./commands.ts";
+import { handleShortcut } from "./shortcuts.ts";
 import type { Repl } from "./state.ts";
 import { runTurn } from "./turn.ts";
 import { errorLine } from "../errors.ts";
+import { releaseStartupInput } from "../startup-input.ts";
+
+/** A line waiting for its turn; `echo`: it was typed while a turn ran, so no prompt line shows it yet. */
+interface Queued {
+  text: string;
+  echo: boolean;
+}
 
 /** The loop's own state, beside the REPL's. */
 interface Loop {
@@ -15,7 +23,7 @@ interface Loop {
   front: InputFront | undefined;
   histFile: string;
   /** Lines waiting for the running turn to end. */
-  queue: string[];
+  queue: Queued[];
   /** The lines so far of a message continued with "\". */
   pending: string[];
   busy: boolean;
@@ -62,6 +70,8 @@ export function runInputLoop(repl: Repl, first: string, ready: () => void): Prom
           });
       },
     };
+    // The keys typed while lethe started (held back, unechoed) go to readline now.
+    releaseStartupInput();
     const rl = (repl.rl = createInterface({
       input: io.stdin,
       output: out,
@@ -72,12 +82,13 @@ export function runInputLoop(repl: Repl, first: string, ready: () => void): Prom
       history: loadHistory(loop.histFile).map(toHistoryLine),
       completer: (line: string) => completeCommand(line),
     }));
-    loop.front = terminal ? attachInput(rl, io.stdin, out) : undefined;
+    // The prompt (or a question) is on screen unless a turn runs: what a key prints goes above it.
+    loop.front = terminal ? attachInput(rl, io.stdin, out, (key) => handleShortcut(repl, key, !loop.busy || repl.asking)) : undefined;
     rl.on("line", (raw) => onLine(loop, raw));
     rl.on("SIGINT", () => onSigint(loop));
     rl.on("close", () => onClose(loop));
     ready();
-    if (first) loop.queue.push(first);
+    if (first) loop.queue.push({ text: first, echo: false });
     if (loop.queue.length > 0) void drain(loop);
     else rl.prompt();
   });
@@ -97,11 +108,14 @@ async function drain(loop: Loop): Promise<void> {
   while (loop.queue.length > 0 && !loop.closed) {
     const next = loop.queue.shift()!;
     loop.busy = true;
-    const goOn = await handle(loop.repl, next);
+    // A line typed ahead (during a turn, or right after answering a question) shows as a prompt when its turn comes.
+    if (next.echo && next.text.trim()) loop.repl.print(`${loop.prompt}${next.text.split("\n").join(`\n${loop.continuePrompt}`)}`);
+    const goOn = await handle(loop.repl, next.text);
     loop.busy = false;
     if (!goOn) return loop.finish(0);
   }
-  if (!loop.closed) loop.repl.rl.prompt();
+  // The cursor stays at the end of what was typed ahead (if anything) during the turn.
+  if (!loop.closed) loop.repl.rl.prompt(true);
 }
 
 function onLine(loop: Loop, raw: string): void {
@@ -127,7 +141,8 @@ function onLine(loop: Loop, raw: string): void {
     }
     appendHistory(loop.histFile, text);
   }
-  loop.queue.push(text);
+  // On a terminal only: a pipe's lines are never shown (nor is the first one).
+  loop.queue.push({ text, echo: loop.busy && loop.front !== undefined });
   if (!loop.busy) void drain(loop);
 }
 

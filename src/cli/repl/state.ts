@@ -3,7 +3,8 @@
 // cancels).
 import type { Interface } from "node:readline";
 import type { RunConfig } from "../config.ts";
-import { MarkdownStream, createRenderer } from "../markdown.ts";
+import type { PermissionMode } from "../permissions.ts";
+import { MarkdownStream, type Render, createRenderer } from "../markdown.ts";
 import { COLOR, type Spinner, type Style, createSpinner, styleFor } from "../render.ts";
 import { type EventView, createEventView } from "../repl-events.ts";
 import type { AgentSession } from "../session.ts";
@@ -22,6 +23,14 @@ export class Repl {
   readonly spinner: Spinner;
   /** Markdown on a terminal (laid out without colour under NO_COLOR); raw text on a pipe. */
   readonly md: MarkdownStream | undefined;
+  /** The same rendering for whole texts (a resumed session's last replies); undefined on a pipe. */
+  readonly render: Render | undefined;
+  /** The mode the session started in: Shift+Tab's cycle holds bypassPermissions only then. */
+  readonly startMode: PermissionMode;
+  /** A line question (rl.question) is on screen. */
+  asking = false;
+  /** The session whose user said no to compacting at the threshold (./prompts.ts askCompact). */
+  compactDeclined: string | undefined;
   /** The agent's events; it knows whether streamed text left the cursor mid-line. */
   readonly view: EventView;
   /** Stops the spinner and writes a line. */
@@ -45,8 +54,9 @@ export class Repl {
       spinner.stop();
       out.write(`${text}\n`);
     };
-    const md = out.isTTY
-      ? new MarkdownStream(createRenderer({ color: s === COLOR, width: Math.min(out.columns || 100, 120) }), (t) => {
+    const render = out.isTTY ? createRenderer({ color: s === COLOR, width: Math.min(out.columns || 100, 120) }) : undefined;
+    const md = render
+      ? new MarkdownStream(render, (t) => {
           spinner.stop();
           out.write(t);
           this.view.atLineStart();
@@ -59,7 +69,10 @@ export class Repl {
     this.spinner = spinner;
     this.print = print;
     this.md = md;
-    this.view = createEventView({ out, spinner, s, cfg, print, md, live: () => this.live });
+    this.render = render;
+    this.startMode = cfg.policy.mode;
+    // Ctrl+O expands a collapsed output only where keys are read one by one: a terminal.
+    this.view = createEventView({ out, spinner, s, cfg, print, md, live: () => this.live, expandKey: !!io.stdin.isTTY && !!out.isTTY });
     this.endLine = () => this.view.endLine();
   }
 }

@@ -8,7 +8,7 @@
 import { CHART_SCRIPT } from "./chart.ts";
 
 /** A compaction's colour by kind: the chart draws with them, the stylesheet has a class for each. */
-const COLORS: Record<string, string> = { budget: "#8e9aaf", snip: "#f79009", micro: "#12b76a", summarize: "#2f6fed", reactive: "#d92d20", manual: "#7a5af8", subagent: "#0ba5ec" };
+const COLORS: Record<string, string> = { budget: "#8e9aaf", snip: "#f79009", micro: "#12b76a", summarize: "#2f6fed", reactive: "#d92d20", manual: "#7a5af8", subagent: "#0ba5ec", uncompact: "#344054" };
 
 /** The page's styles, served as /assets/view.css. */
 export const STYLE = `
@@ -37,6 +37,7 @@ h2 { font-size:14px; margin:18px 0 8px; text-transform:uppercase; letter-spacing
 .msg .role time { text-transform:none; font-weight:400; }
 .msg details summary { cursor:pointer; color:var(--accent); }
 .boundary { margin:10px 0; padding:8px 10px; border-left:4px solid var(--c, #999); background:var(--panel); }
+.steer { margin:10px 0; padding:6px 10px; border-left:4px dashed #98a2b3; color:var(--muted, #555); }
 .hit { padding:6px 0; border-bottom:1px solid var(--line); font-size:13px; }
 .hit code { background:#fff3c4; }
 input[type=search] { width:100%; padding:6px 8px; border:1px solid var(--line); border-radius:6px; font:inherit; }
@@ -90,7 +91,18 @@ function block(b) {
   return "<p class='muted'>[" + esc(b.type) + "]</p>";
 }
 function boundaryHtml(e) {
-  return "<div class='boundary" + kindClass(e.kind) + "' data-boundary='" + e.i + "'><b>" + esc(e.kind) + "</b> compaction: " + n(e.tokens_before) + " → " + n(e.tokens_after) + " tokens " + when(e.ts) + "</div>";
+  const d = e.details || {};
+  const what = e.kind === "uncompact" ? " the last " + esc(d.undone || "") + " compaction undone: " : " compaction" + (d.fromPreview ? " (the previewed one)" : "") + ": ";
+  return "<div class='boundary" + kindClass(e.kind) + "' data-boundary='" + e.i + "'><b>" + esc(e.kind) + "</b>" + what + n(e.tokens_before) + " → " + n(e.tokens_after) + " tokens " + when(e.ts) + "</div>";
+}
+// What the user or the host steered, each its own line: a switch of window, a preview, a save turn.
+const STEER = {
+  window_set: (e) => "window switched: " + n(e.previous) + " → " + n(e.context_window) + " tokens (auto-compact at " + n(e.threshold) + ")",
+  compact_preview: (e) => "compaction previewed" + (e.focus ? " (focus: " + esc(e.focus) + ")" : "") + ": " + n(e.tokens_before) + " → " + n(e.tokens_after) + " tokens · <span class='applied'>not applied</span>",
+  summary_deferred: (e) => "the agent was given a turn to save its state before the summary (" + n(e.tokens) + " tokens; threshold " + n(e.threshold) + ")",
+};
+function steerHtml(e) {
+  return "<div class='steer' data-event='" + e.i + "' data-name='" + esc(e.name) + "'><b>" + esc(e.name.replace("_", " ")) + "</b> " + STEER[e.name](e) + " " + when(e.ts) + "</div>";
 }
 function messageHtml(e) {
   const m = e.message || {};
@@ -114,10 +126,25 @@ async function renderMore(count) {
   for (; rendered < end; rendered++) {
     const e = entries[rendered];
     if (e.type === "message") html.push(messageHtml(e));
-    else if (e.type === "boundary") html.push(boundaryHtml(e));
+    else if (e.type === "boundary") {
+      html.push(boundaryHtml(e));
+      // The preview this compaction applied was not left unapplied after all.
+      if (e.details && e.details.fromPreview) previewApplied(html);
+    } else if (e.type === "event" && Object.hasOwn(STEER, e.name)) html.push(steerHtml(e));
   }
   $("#transcript").insertAdjacentHTML("beforeend", html.join(""));
   $("#more").style.display = rendered < entries.length || next !== null ? "block" : "none";
+}
+/** Marks the latest preview (in this page's html, or already on the page) as applied. */
+function previewApplied(html) {
+  for (let k = html.length - 1; k >= 0; k--) {
+    if (html[k].includes("data-name='compact_preview'")) {
+      html[k] = html[k].replace("not applied", "applied");
+      return;
+    }
+  }
+  const shown = document.querySelectorAll(".steer[data-name='compact_preview'] .applied");
+  if (shown.length) shown[shown.length - 1].textContent = "applied";
 }
 // One at a time: a scroll while a page is on its way must not render the same entries twice.
 const more = (count) => (queue = queue.catch(() => {}).then(() => renderMore(count)));
