@@ -4,7 +4,10 @@
 // user message, tool_result blocks first), with meta.final_diff_files from each session's
 // submitted patch. Sources, commits and licences: SOURCES below and bench/corpus/PROVENANCE.md.
 //
-//   tsx bench/corpus/convert-trajectories.ts [--mirrors DIR] [--out FILE]
+//   tsx bench/corpus/convert-trajectories.ts [--set unseen|heldout] [--mirrors DIR] [--out FILE]
+//
+// --set heldout builds bench/corpus/heldout.jsonl.gz instead: the sessions set aside while the
+// policy was tuned on the other two corpora (HELDOUT_SOURCES).
 //
 // Each source is read with `git show COMMIT:PATH` from a bare clone at DIR/<owner>+<name>/repo
 // (default DIR: /work/.mirror; any clone of the repository works: `--mirrors` must hold
@@ -76,6 +79,55 @@ export const SOURCES: Source[] = [
   msaRun("deepseek_reasoner_dev", "sqlfluff__sqlfluff-2419", "deepseek/deepseek-reasoner"),
   msaRun("deepseek_reasoner_dev", "marshmallow-code__marshmallow-1359", "deepseek/deepseek-reasoner"),
   msaRun("deepseek_reasoner_dev", "pvlib__pvlib-python-1707", "deepseek/deepseek-reasoner"),
+];
+
+/** mini-swe-agent GitHub PR #814's evaluation artifacts (head of the same contributor's fork): other runs than PR #816's. */
+const MSA_PR814 = "41a1e33ba94bbf7a0d2410dec46f99a8690113c0";
+
+const msaRun814 = (run: string, task: string): Source => ({
+  id: `msa814-${run}-${task}`,
+  ...MSA,
+  commit: MSA_PR814,
+  path: `output/${run}/${task}/${task}.traj.json`,
+  kind: "mini-swe-agent",
+  agent: "mini-swe-agent 2.2.x (tool calls)",
+  model: "deepseek/deepseek-chat",
+});
+
+const ctfDemo = (category: string, name: string): Source => ({
+  id: `swea-demo-ctf-${category}-${name}`,
+  ...SWEA,
+  path: `trajectories/demonstrations/ctf/${category}/${name}.traj`,
+  kind: "swe-agent-0",
+  agent: "SWE-agent EnIGMA (CTF demonstration)",
+  model: "demonstration",
+  note: "a CTF task: the submission is a flag, not a diff",
+});
+
+/**
+ * The held-aside set (bench/corpus/heldout.jsonl.gz): sessions neither the shared corpus nor
+ * unseen.jsonl.gz holds, chosen by a rule fixed before any of them was replayed, and replayed once,
+ * after the policy work on the other two corpora was done (PROVENANCE.md):
+ *   - every SWE-agent EnIGMA CTF demonstration unseen.jsonl.gz does not have (6);
+ *   - PR #814's deepseek_bench_dev run: every instance in neither corpus (11);
+ *   - PR #814's deepseek_bench1 run: of its 89 instances in neither corpus, sorted, every fifth (18).
+ */
+export const HELDOUT_SOURCES: Source[] = [
+  ctfDemo("crypto", "BabyEncryption"),
+  ctfDemo("crypto", "BabyTimeCapsule"),
+  ctfDemo("crypto", "eps"),
+  ctfDemo("forensics", "flash"),
+  ctfDemo("misc", "networking_1"),
+  ctfDemo("pwn", "warmup"),
+  ...[
+    "pvlib__pvlib-python-1072", "pvlib__pvlib-python-1154", "pvlib__pvlib-python-1854", "pydicom__pydicom-1139", "pydicom__pydicom-1256", "pydicom__pydicom-1694",
+    "pydicom__pydicom-901", "pylint-dev__astroid-1196", "pylint-dev__astroid-1866", "pylint-dev__astroid-1978", "sqlfluff__sqlfluff-1625",
+  ].map((t) => msaRun814("deepseek_bench_dev", t)),
+  ...[
+    "astropy__astropy-14365", "django__django-10924", "django__django-11099", "django__django-11583", "django__django-11848", "django__django-12125",
+    "django__django-12470", "django__django-12747", "django__django-13028", "django__django-13315", "django__django-13551", "django__django-13757",
+    "django__django-14017", "django__django-14534", "django__django-14730", "django__django-14999", "django__django-15347", "django__django-15781",
+  ].map((t) => msaRun814("deepseek_bench1", t)),
 ];
 
 export interface Line {
@@ -318,16 +370,19 @@ export function readFromMirror(mirrors: string, src: Source): string {
 
 function main(argv: string[]): void {
   let mirrors = "/work/.mirror";
-  let out = resolve(ROOT, "bench/corpus/unseen.jsonl.gz");
+  let set: "unseen" | "heldout" = "unseen";
+  let out: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === "--mirrors") mirrors = resolve(argv[++i]!);
     else if (argv[i] === "--out") out = resolve(argv[++i]!);
+    else if (argv[i] === "--set" && (argv[i + 1] === "unseen" || argv[i + 1] === "heldout")) set = argv[++i] as typeof set;
     else {
-      console.error("usage: tsx bench/corpus/convert-trajectories.ts [--mirrors DIR] [--out FILE]");
+      console.error("usage: tsx bench/corpus/convert-trajectories.ts [--set unseen|heldout] [--mirrors DIR] [--out FILE]");
       process.exit(2);
     }
   }
-  const lines = SOURCES.map((s) => convertSource(s, readFromMirror(mirrors, s)));
+  out ??= resolve(ROOT, `bench/corpus/${set}.jsonl.gz`);
+  const lines = (set === "unseen" ? SOURCES : HELDOUT_SOURCES).map((s) => convertSource(s, readFromMirror(mirrors, s)));
   for (const l of lines) {
     const s = l.stats;
     if (!s.pairing_ok || !s.roles_alternate || !s.unique_tool_use_ids || s.first_role !== "user") throw new Error(`${l.id}: not a well-formed conversation: ${JSON.stringify(s)}`);

@@ -7,9 +7,13 @@ import type { ContentBlock, Message } from "../messages/types.ts";
 import { estimateTokens } from "./estimate.ts";
 import { type MediaFormula, MAX_IMAGE_TOKENS, documentTokens, imageBlockTokens } from "./media.ts";
 
-/** Strings at least this long are memoised by text(), up to TEXT_MEMO_ENTRIES of them. */
-const TEXT_MEMO_MIN_CHARS = 256;
-const TEXT_MEMO_ENTRIES = 2_048;
+/**
+ * Strings at least this long are memoised by text(), up to TEXT_MEMO_ENTRIES of them. Hashing a
+ * string for the lookup runs at GB/s, the estimate at tens of MB/s: even a short carried text (a
+ * user's one-line message, carried by every snip) costs less to look up than to count again.
+ */
+const TEXT_MEMO_MIN_CHARS = 32;
+const TEXT_MEMO_ENTRIES = 8_192;
 const TEXT_MEMO_CHARS = 4_000_000;
 /** Other blocks' strings at least this long (tool output, thinking) are memoised by content too. */
 const LARGE_MIN_CHARS = 4_096;

@@ -2,12 +2,12 @@
 // corpus's derived diffs, and the trajectory converters' conversation shape.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { diffFiles, finalDiffFilesOf, isSubmission, submittedPatch } from "../../bench/corpus/final-diff.ts";
 import { deriveFinalDiffs } from "../../bench/corpus/derive-final-diffs.ts";
-import { Conversation, convertMiniSweAgent, convertSource, convertSweAgent, statsOf, type Source } from "../../bench/corpus/convert-trajectories.ts";
+import { Conversation, HELDOUT_SOURCES, SOURCES, convertMiniSweAgent, convertSource, convertSweAgent, statsOf, type Source } from "../../bench/corpus/convert-trajectories.ts";
 import { validate } from "../../src/messages/invariants.ts";
 import type { Message } from "../../src/messages/types.ts";
 
@@ -134,4 +134,21 @@ test("convertSource: a corpus line with provenance, stats and final_diff_files",
   assert.equal(line.meta.licence, "MIT");
   assert.equal(line.stats.pairing_ok, true);
   assert.equal(line.stats.roles_alternate, true);
+});
+
+test("the held-aside set shares no task with the unseen corpus, nor with the shared corpus (when it is here), and no file", () => {
+  // A task: the trajectory file's name without its extension (a SWE-bench instance, a CTF challenge).
+  const task = (path: string) => path.split("/").pop()!.replace(/\.traj(\.json)?$/, "").replace(/_demo$/, "");
+  const unseen = new Set(SOURCES.map((s) => task(s.path)));
+  const held = HELDOUT_SOURCES.map((s) => task(s.path));
+  assert.equal(new Set(held).size, held.length, "each task once");
+  assert.equal(new Set(HELDOUT_SOURCES.map((s) => s.id)).size, HELDOUT_SOURCES.length);
+  for (const t of held) assert.ok(!unseen.has(t), `${t} is in unseen.jsonl.gz`);
+  const files = new Set(SOURCES.map((s) => `${s.repo}@${s.commit}:${s.path}`));
+  for (const s of HELDOUT_SOURCES) assert.ok(!files.has(`${s.repo}@${s.commit}:${s.path}`));
+  const shared = join(import.meta.dirname, "../../../shared/corpus/real_sessions.jsonl");
+  if (existsSync(shared)) {
+    const ids = readFileSync(shared, "utf8").split("\n").filter((l) => l.trim()).map((l) => (JSON.parse(l) as { id: string }).id);
+    for (const t of held) assert.ok(!ids.some((id) => id.endsWith(t)), `${t} is in the shared corpus`);
+  }
 });

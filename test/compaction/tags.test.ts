@@ -39,6 +39,19 @@ test("the ledger: parse(render(l)) = l", () => {
   );
 });
 
+test("markers write numbers as en-US does, digit groups and all", async () => {
+  const { snipBoundary } = await import("../../src/compaction/layers/markers.ts");
+  fc.assert(
+    fc.property(fc.oneof(fc.nat(), fc.integer({ min: 1_000, max: 10_000_000 }), fc.constant(0)), fc.nat(), (n, m) => {
+      const fmt = (x: number) => x.toLocaleString("en-US");
+      assert.ok(persistedMarker({ toolUseId: "t", path: "/p", chars: n, tokens: m, preview: "p".repeat(m % 50) }).includes(`(${fmt(n)} chars, ~${fmt(m)} tokens)`));
+      assert.ok(clearedPlaceholder({ toolUseId: "t", call: "bash", tokens: n }).includes(`~${fmt(n)} tokens`));
+      assert.ok(snipBoundary({ removed: n, from: m, to: m + n + 1 }).includes(`${fmt(n)} earlier messages (#${m}–#${m + n})`));
+    }),
+    { numRuns: 300 },
+  );
+});
+
 test("the todo list, the persisted marker's path, the cleared placeholder and the attachments note are read back", () => {
   const written: Message[] = [{ role: "assistant", content: [{ type: "tool_use", id: "t", name: "todo_write", input: { todos: [{ content: "ship it", status: "in_progress" }] } }] }];
   const carried = todosOf(written)!;

@@ -23,27 +23,28 @@ export interface BoundaryDetails {
 const blocks = (m: Message) => (typeof m.content === "string" ? [{ type: "text" as const, text: m.content }] : m.content);
 
 export function boundaryDetails(before: readonly Message[], after: readonly Message[], uuidOf?: (m: Message) => string | undefined): BoundaryDetails {
-  const kept = new Set<Message>(after);
-  const removedMessages = before.filter((m) => !kept.has(m));
   // Tool calls whose call or result is no longer in the context, with where the result is kept.
   const keptIds = new Set<string>();
-  for (const m of after) for (const b of blocks(m)) if (b.type === "tool_use") keptIds.add(b.id);
+  for (const m of after) if (typeof m.content !== "string") for (const b of m.content) if (b.type === "tool_use") keptIds.add(b.id);
+  // A call still in the context is never listed: its name and result are not looked up (a snip
+  // keeps most calls; a result's marker and message uuid cost more than the test).
   const names = new Map<string, string>();
   const results = new Map<string, { where: string; uuid?: string }>();
   for (const m of before) {
-    for (const b of blocks(m)) {
-      if (b.type === "tool_use") names.set(b.id, b.name);
-      else if (b.type === "tool_result") {
+    if (typeof m.content === "string") continue;
+    let uuid: string | undefined | null = null;
+    for (const b of m.content) {
+      if (b.type === "tool_use") {
+        if (!keptIds.has(b.id)) names.set(b.id, b.name);
+      } else if (b.type === "tool_result" && !keptIds.has(b.tool_use_id)) {
         const where = typeof b.content === "string" && persisted.is(b.content) ? (persisted.path(b.content) ?? "transcript") : "transcript";
-        const uuid = uuidOf?.(m);
+        if (uuid === null) uuid = uuidOf?.(m);
         results.set(b.tool_use_id, uuid ? { where, uuid } : { where });
       }
     }
   }
   const tool_results: RemovedToolResult[] = [];
-  for (const [id, r] of results) {
-    if (!keptIds.has(id)) tool_results.push({ tool_use_id: id, ...(names.has(id) ? { name: names.get(id)! } : {}), full_text: r.where, ...(r.uuid ? { message_uuid: r.uuid } : {}) });
-  }
+  for (const [id, r] of results) tool_results.push({ tool_use_id: id, ...(names.has(id) ? { name: names.get(id)! } : {}), full_text: r.where, ...(r.uuid ? { message_uuid: r.uuid } : {}) });
 
   const carried: BoundaryDetails["carried"] = { user_messages: 0, latest_request: false, ledger: { read: 0, modified: 0 }, restored_files: [], todos: false, attachments: 0 };
   const was = new Set<Message>(before);
@@ -70,6 +71,9 @@ export function boundaryDetails(before: readonly Message[], after: readonly Mess
       }
     }
   }
-  const uuids = uuidOf ? removedMessages.map(uuidOf).filter((u): u is string => typeof u === "string") : [];
-  return { removed: { messages: removedMessages.length, uuids, tool_results }, carried };
+  const kept = new Set<Message>(after);
+  const removed: Message[] = [];
+  for (const m of before) if (!kept.has(m)) removed.push(m);
+  const uuids = uuidOf ? removed.map(uuidOf).filter((u): u is string => typeof u === "string") : [];
+  return { removed: { messages: removed.length, uuids, tool_results }, carried };
 }

@@ -61,9 +61,12 @@ export const summary = {
   ofReply: (text: string): string | undefined => /<summary>([\s\S]*?)(<\/summary>|$)/.exec(text)?.[1],
 };
 
+/** Compiled once (no g flag, so exec keeps no state between calls). */
+const RESTORED_FILE_PATH = new RegExp(`^${RESTORED_FILE_OPEN} path="([^"]+)"`);
+
 export const restoredFile = {
   render: (path: string, body: string, lines?: string): string => `${RESTORED_FILE_OPEN} path="${path}"${lines !== undefined ? ` lines="${lines}"` : ""}>\n${body}\n${RESTORED_FILE_CLOSE}`,
-  path: (block: string): string | undefined => new RegExp(`^${RESTORED_FILE_OPEN} path="([^"]+)"`).exec(block)?.[1],
+  path: (block: string): string | undefined => (block.startsWith(RESTORED_FILE_OPEN) ? RESTORED_FILE_PATH.exec(block)?.[1] : undefined),
 };
 
 export const ledgerTag = {

@@ -1,0 +1,97 @@
+// What a compaction's boundary line records (removed messages and tool results, carried state):
+// boundaryDetails against a plain reading of its definition, on histories of every shape.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import { boundaryDetails } from "../../src/compaction/state/boundary.ts";
+import { parseLedger, renderLedger } from "../../src/compaction/state/ledger.ts";
+import { persistedMarker, snipBoundary } from "../../src/compaction/layers/markers.ts";
+import { latestRequest, persisted, restoredFile, tagOf, ledgerTag, userMessage } from "../../src/compaction/state/tags.ts";
+import type { ContentBlock, Message } from "../../src/messages/types.ts";
+
+const blocks = (m: Message) => (typeof m.content === "string" ? [{ type: "text" as const, text: m.content }] : m.content);
+
+/** The definition, read plainly: every message and block of both histories looked at. */
+function reference(before: readonly Message[], after: readonly Message[], uuidOf?: (m: Message) => string | undefined) {
+  const kept = new Set<Message>(after);
+  const removedMessages = before.filter((m) => !kept.has(m));
+  const keptIds = new Set<string>();
+  for (const m of after) for (const b of blocks(m)) if (b.type === "tool_use") keptIds.add(b.id);
+  const names = new Map<string, string>();
+  const results = new Map<string, { where: string; uuid?: string }>();
+  for (const m of before) {
+    for (const b of blocks(m)) {
+      if (b.type === "tool_use") names.set(b.id, b.name);
+      else if (b.type === "tool_result") {
+        const where = typeof b.content === "string" && persisted.is(b.content) ? (persisted.path(b.content) ?? "transcript") : "transcript";
+        const uuid = uuidOf?.(m);
+        results.set(b.tool_use_id, uuid ? { where, uuid } : { where });
+      }
+    }
+  }
+  const tool_results = [];
+  for (const [id, r] of results) {
+    if (!keptIds.has(id)) tool_results.push({ tool_use_id: id, ...(names.has(id) ? { name: names.get(id)! } : {}), full_text: r.where, ...(r.uuid ? { message_uuid: r.uuid } : {}) });
+  }
+  const carried = { user_messages: 0, latest_request: false, ledger: { read: 0, modified: 0 }, restored_files: [] as string[], todos: false, attachments: 0 };
+  const was = new Set<Message>(before);
+  for (const m of after) {
+    if (was.has(m)) continue;
+    for (const b of blocks(m)) {
+      if (b.type !== "text") continue;
+      const tag = tagOf(b.text);
+      if (tag === "user_message") carried.user_messages++;
+      else if (tag === "latest_request") carried.latest_request = true;
+      else if (tag === "todos") carried.todos = true;
+      else if (tag === "attachments") carried.attachments += b.text.split("\n").filter((l) => l.startsWith("- ")).length;
+      else if (tag === "ledger") {
+        const l = parseLedger(b.text);
+        carried.ledger = { read: l.read.size, modified: l.modified.size };
+      } else {
+        const restored = new RegExp(`^<lethe-restored-file path="([^"]+)"`).exec(b.text)?.[1];
+        if (restored !== undefined) carried.restored_files.push(restored);
+        if (tag === "lethe_note" && ledgerTag.in(b.text)) {
+          const l = parseLedger(b.text);
+          carried.ledger = { read: l.read.size, modified: l.modified.size };
+        }
+      }
+    }
+  }
+  const uuids = uuidOf ? removedMessages.map((m) => uuidOf(m)).filter((u): u is string => typeof u === "string") : [];
+  return { removed: { messages: removedMessages.length, uuids, tool_results }, carried };
+}
+
+const id = fc.constantFrom("a", "b", "c", "d", "e", "f");
+const text = fc.oneof(
+  fc.string({ maxLength: 20 }),
+  fc.string({ maxLength: 20 }).map((t) => userMessage.render(t)),
+  fc.string({ maxLength: 20 }).map((t) => latestRequest.render(t)),
+  fc.constant("<lethe-todos>\n- [ ] x\n</lethe-todos>"),
+  fc.constant("[lethe: attachments from the compacted part of this conversation: 2 in all]\n- a\n- b"),
+  fc.uniqueArray(fc.string({ maxLength: 8 }), { maxLength: 4 }).map((r) => renderLedger({ read: new Set(r), modified: new Set(r.slice(1)) })),
+  fc.stringMatching(/^[a-z/.]{1,12}$/).map((p) => restoredFile.render(p, "body")),
+  fc.constant(`${snipBoundary({ removed: 3, from: 2, to: 5 })}\n${renderLedger({ read: new Set(["x"]), modified: new Set() })}`),
+);
+const block: fc.Arbitrary<ContentBlock> = fc.oneof(
+  text.map((t) => ({ type: "text" as const, text: t })),
+  fc.record({ id, name: fc.constantFrom("bash", "read_file") }).map(({ id, name }) => ({ type: "tool_use" as const, id, name, input: {} })),
+  fc.record({ id, saved: fc.boolean() }).map(({ id, saved }) => ({ type: "tool_result" as const, tool_use_id: id, content: saved ? persistedMarker({ toolUseId: id, path: `/r/${id}.txt`, chars: 10, tokens: 3, preview: "" }) : "out" })),
+);
+const message: fc.Arbitrary<Message> = fc.oneof(
+  fc.record({ role: fc.constantFrom("user" as const, "assistant" as const), content: fc.array(block, { maxLength: 4 }) }),
+  fc.record({ role: fc.constant("user" as const), content: fc.string({ maxLength: 10 }) }),
+);
+
+test("boundaryDetails records what a plain reading of its definition does", () => {
+  fc.assert(
+    fc.property(fc.array(message, { maxLength: 12 }), fc.array(fc.boolean(), { maxLength: 12 }), fc.array(message, { maxLength: 4 }), fc.nat(), fc.boolean(), (before, keep, added, at, withUuids) => {
+      // After: some of the messages before (in order), with new ones put in somewhere.
+      const kept = before.filter((_, i) => keep[i] ?? true);
+      const after = [...kept.slice(0, at % (kept.length + 1)), ...added, ...kept.slice(at % (kept.length + 1))];
+      const uuids = new Map(before.map((m, i) => [m, i % 3 === 0 ? undefined : `u${i}`]));
+      const uuidOf = withUuids ? (m: Message) => uuids.get(m) : undefined;
+      assert.deepEqual(boundaryDetails(before, after, uuidOf), reference(before, after, uuidOf));
+    }),
+    { numRuns: 1_000 },
+  );
+});
