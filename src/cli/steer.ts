@@ -138,7 +138,7 @@ export async function uncompactSession(session: AgentSession): Promise<string> {
   let restored;
   let undone: string;
   try {
-    const r = session.engine.uncompact(session.history, shape);
+    const r = await session.engine.uncompact(session.history, shape);
     restored = r.history;
     const ev = r.events[0];
     undone = ev && ev.kind === "uncompact" ? ev.undone : "compaction";

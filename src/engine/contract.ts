@@ -190,9 +190,10 @@ export interface Engine {
   /**
    * Undo the last summary compaction: the history from before it plus every message since, when
    * it fits under the threshold; else UncompactError, in one line. Recorded in the transcript as a
-   * resume point. (From a transcript alone: uncompactTranscript.)
+   * resume point. On a conversation store, from what the store kept (any engine on the
+   * conversation may undo), saved as its state. (From a transcript alone: uncompactTranscript.)
    */
-  uncompact<M extends MessageLike = Message>(history: readonly M[], call?: PrepareCall): RequestReady<M>;
+  uncompact<M extends MessageLike = Message>(history: readonly M[], call?: PrepareCall): Promise<RequestReady<M>>;
   /** The provider refused the prompt as too long: shrink harder; the caller retries once. */
   recover<M extends MessageLike = Message>(history: readonly M[], error: ModelError, call?: PrepareCall): Promise<RequestReady<M>>;
   /**

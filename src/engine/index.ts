@@ -29,7 +29,7 @@ import { notOpen } from "./store-link.ts";
 import type { EngineState } from "./state.ts";
 
 /** Events after which the history is no longer the last one plus what is new: the state to keep. */
-const REWRITES = new Set(["budget", "snip", "micro", "summarize", "reactive", "manual", "subagent"]);
+const REWRITES = new Set(["budget", "snip", "micro", "summarize", "reactive", "manual", "subagent", "uncompact"]);
 
 /**
  * A call on a conversation store: the store's state and the host's new messages first, then
@@ -144,7 +144,7 @@ export function createEngine(opts: EngineOptions): Engine {
 
     setWindow: (contextWindow, maxOutputTokens) => setWindow(s, contextWindow, maxOutputTokens),
 
-    uncompact: ((history: readonly Message[], call?: PrepareCall) => uncompact(s, history, call)) as unknown as Engine["uncompact"],
+    uncompact: ((history: readonly Message[], call?: PrepareCall) => synced(s, history, () => uncompact(s, history, call))) as unknown as Engine["uncompact"],
 
     observe: (sent, reply, usage, call = {}) => {
       observeReply(s, sent as readonly Message[], reply as Message, usage, call);

@@ -16,6 +16,8 @@ import { type SummaryDraft, samePrefix } from "../compaction/summary/compactor.t
 import type { CompactPreviewEvent, SummaryKind, UncompactEvent, WindowSetEvent } from "../compaction/types.ts";
 import type { CompactionPreview, PrepareCall, RequestReady } from "./contract.ts";
 import { checked } from "./prepare.ts";
+import { uncompactTranscript } from "../session/uncompact.ts";
+import type { TranscriptEntry } from "../session/transcript-format.ts";
 import { type EngineState, layerContext } from "./state.ts";
 
 /** The last compaction cannot be undone: there is none to undo, or its history does not fit the window. */
@@ -137,22 +139,33 @@ function since(after: readonly Message[], input: readonly Message[]): Message[] 
 }
 
 /** engine.uncompact: the history from before the last compaction, plus every message since, when it fits. */
-export function uncompact(s: EngineState, history: readonly Message[], call: PrepareCall = {}): RequestReady {
-  if (s.link) throw new UncompactError("lethe: cannot undo a compaction on a conversation store from the engine: read the history back with uncompactTranscript(await conversation.lines())");
-  const last = s.steer.last;
-  if (!last) throw new UncompactError("lethe: nothing to undo: no compaction since this engine started (or the last one was undone)");
-  const input = s.follower.resolve(history);
-  const added = since(last.after, input);
-  if (!added) throw new UncompactError("lethe: cannot undo the last compaction: the context has changed since (a later compaction or snip rewrote it)");
-  const restored = checked(repair([...last.before, ...added]).history);
+export async function uncompact(s: EngineState, history: readonly Message[], call: PrepareCall = {}): Promise<RequestReady> {
   const fixed = call.fixedTokens ?? 0;
+  const input = s.follower.resolve(history);
+  let restored: Message[];
+  let undone: SummaryKind;
+  const last = s.steer.last;
+  if (last) {
+    const added = since(last.after, input);
+    if (!added) throw new UncompactError("lethe: cannot undo the last compaction: the context has changed since (a later compaction or snip rewrote it)");
+    restored = checked(repair([...last.before, ...added]).history);
+    undone = last.kind;
+  } else if (s.link?.conversation) {
+    // Any engine on the conversation may undo: from what the store kept (syncIn recorded the host's new messages).
+    const t = uncompactTranscript((await s.link.conversation.lines()).filter((l): l is TranscriptEntry => l.type !== "session"));
+    if (!t) throw new UncompactError("lethe: nothing to undo: the conversation's last resume point is not a summary compaction");
+    restored = checked(repair(t.history).history);
+    undone = t.kind as SummaryKind;
+  } else {
+    throw new UncompactError("lethe: nothing to undo: no compaction since this engine started (or the last one was undone)");
+  }
   const tokens = fixed + s.counter.messages(restored);
   if (tokens > s.threshold) {
     throw new UncompactError(`lethe: cannot undo the last compaction: the history before it is ${n(tokens)} tokens, over this window's threshold of ${n(s.threshold)} (a model with a larger window would hold it)`);
   }
   s.steer.last = undefined;
   const before = fixed + s.counter.messages(input);
-  const event: UncompactEvent = { kind: "uncompact", undone: last.kind, tokensBefore: before, tokensAfter: tokens, messagesBefore: input.length, messagesAfter: restored.length };
+  const event: UncompactEvent = { kind: "uncompact", undone, tokensBefore: before, tokensAfter: tokens, messagesBefore: input.length, messagesAfter: restored.length };
   // A resume point: resuming the session starts from the restored history.
   s.transcript?.appendBoundary({ kind: "uncompact", tokens_before: before, tokens_after: tokens, history: restored, details: { ...event } });
   s.follower.remember(history, restored);

@@ -34,7 +34,7 @@ test("viewer: previews (not applied, then applied), a window switch, a save turn
     for (const m of next.slice(-2)) transcript.appendMessage(m);
     engine.setWindow(100_000, 16_000);
     transcript.appendEvent("summary_deferred", { tokens: 90_000, threshold: 80_000 });
-    engine.uncompact(next);
+    await engine.uncompact(next);
     transcript.close();
 
     const viewer = await startViewer(paths);

@@ -126,18 +126,18 @@ test("uncompact puts back the exact history from before the last compaction, wit
   const manual = c.events.find((e) => e.kind === "manual");
   assert.ok(manual && manual.kind === "manual" && c.tokens < manual.tokensBefore);
   const after = [...c.history, said("Done with that."), user("Now the lexer")];
-  const u = engine.uncompact(after);
+  const u = await engine.uncompact(after);
   assert.deepEqual(u.history, [...before, said("Done with that."), user("Now the lexer")]);
   assert.ok(u.tokens > c.tokens);
   assert.equal(u.events[0]?.kind, "uncompact");
   // Nothing left to undo.
-  assert.throws(() => engine.uncompact(u.history), (e: Error) => /^lethe: nothing to undo/.test(e.message));
+  await assert.rejects(engine.uncompact(u.history), (e: Error) => /^lethe: nothing to undo/.test(e.message));
 
   // Compacted, then switched to a window the old history does not fit: refused, in one line.
   const small = createEngine({ contextWindow: 200_000, maxOutputTokens: 32_000, summarizer: { client: scriptedClient([SUMMARY_REPLY]), model: "m" }, config: { micro: { enabled: false } } });
   const c2 = await small.compact(history);
   small.setWindow(40_000, 8_000);
-  assert.throws(() => small.uncompact(c2.history), (e: Error) => /^lethe: cannot undo the last compaction: /.test(e.message) && !e.message.includes("\n"));
+  await assert.rejects(small.uncompact(c2.history), (e: Error) => /^lethe: cannot undo the last compaction: /.test(e.message) && !e.message.includes("\n"));
 });
 
 test("uncompactTranscript: the history before the last summary from what the transcript kept, plus what came after; the undo is recorded and resume starts from it", async () => {
@@ -179,9 +179,36 @@ test("uncompact after the next prompt was merged into the rebuilt history's last
   // The loop appends the next prompt right after the rebuilt history: roles alternate, so repair merges it in.
   const next = await engine.beforeRequest([...c.history, user("Now the lexer")]);
   assert.equal(next.history.length, c.history.length);
-  const u = engine.uncompact(next.history);
+  const u = await engine.uncompact(next.history);
   const text = textOf(u.history);
   assert.ok(text.endsWith(`${JSON.stringify("Now the lexer")}}]}]`) || text.includes("Now the lexer"), "the new prompt is kept");
   assert.deepEqual(u.history.slice(0, before.length - 1), before.slice(0, -1));
   assert.match(JSON.stringify(u.history.at(-1)), /Now the lexer/);
+});
+
+test("uncompact on a conversation store: a fresh engine (another request, another worker) undoes the last summary from what the store kept; the next engine sends the history from before it", async () => {
+  const { connectStore } = await import("../../src/store/connect.ts");
+  const dir = mkdtempSync(join(tmpdir(), "lethe-steer-store-"));
+  try {
+    const store = await connectStore(join(dir, "store"));
+    const opts = { contextWindow: 200_000, maxOutputTokens: 32_000, summarizerMode: "digest" as const, config: { micro: { enabled: false }, snip: { enabled: false } }, now: () => 1, store, conversationId: "chat-7" };
+    const host = session(20, 6_000);
+    // Request 1: the host compacts (a /compact in its UI).
+    const a = await createEngine(opts).compact(JSON.parse(JSON.stringify(host)));
+    assert.ok(a.events.some((e) => e.kind === "manual"));
+    host.push(said("Compacted."), user("Undo that, please"));
+    // Request 2, a new engine: undo, from the store.
+    const u = await createEngine(opts).uncompact(JSON.parse(JSON.stringify(host)));
+    assert.equal(u.events[0]?.kind, "uncompact");
+    assert.deepEqual(u.history, host);
+    // Request 3, a new engine: the history goes out uncompacted (the store's state is the undo's).
+    host.push(said("Done."), user("Next"));
+    const c = await createEngine(opts).beforeRequest(JSON.parse(JSON.stringify(host)));
+    assert.deepEqual(c.history, host);
+    // Nothing further to undo.
+    await assert.rejects(createEngine(opts).uncompact(JSON.parse(JSON.stringify(host))), (e: Error) => /^lethe: nothing to undo/.test(e.message));
+    await store.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
