@@ -16,6 +16,8 @@ import type { AgentSession } from "./session.ts";
 export interface WindowChoice {
   contextWindow: number;
   maxOutputTokens: number;
+  /** The model is in neither the known-model table nor the user's settings: the window is lethe's default guess. */
+  guessed?: boolean;
 }
 
 const n = (x: number) => x.toLocaleString("en-US");
@@ -24,7 +26,7 @@ const n = (x: number) => x.toLocaleString("en-US");
 export function windowFor(cfg: RunConfig, model: string): WindowChoice {
   if (cfg.windowSource === "flag" || cfg.windowSource === "settings") return { contextWindow: cfg.contextWindow, maxOutputTokens: cfg.maxOutputTokens };
   const info = resolveModelInfo(model);
-  return { contextWindow: info.contextWindow, maxOutputTokens: Math.min(info.maxOutputTokens, DEFAULT_MAX_OUTPUT) };
+  return { contextWindow: info.contextWindow, maxOutputTokens: Math.min(info.maxOutputTokens, DEFAULT_MAX_OUTPUT), ...(info.source === "default" ? { guessed: true } : {}) };
 }
 
 /** What a switch did. */

@@ -100,6 +100,11 @@ test("REPL: /model to a smaller window compacts first with the current model, th
   m = t.mark();
   t.type("/uncompact");
   await t.waitFor(/lethe: nothing to undo[\s\S]*> $/m, m, "nothing to undo");
+
+  // A model lethe does not know: the window is a guess, and the line says so.
+  m = t.mark();
+  t.type("/model qwerty-model");
+  await t.waitFor(/qwerty-model is not in lethe's model table: assuming a 32,768-token window \(start with --context-window to set it\)/, m, "the guess said");
 });
 
 test("REPL: /compact --preview shows what it would do; no leaves everything as it was, yes applies that very summary (one summary call in all)", { skip: TMUX_SKIP }, async () => {

@@ -115,6 +115,8 @@ const model: Command = async (repl, arg) => {
   if (!arg) return print(`Model: ${session.model} (${window(session.engine.contextWindow)}; auto-compact at ${fmt(session.engine.threshold)}).`);
   const to = arg.split(/\s+/)[0]!;
   const next = windowFor(cfg, to);
+  // A typo would switch to a model the server does not have, and the window would be a guess: say so.
+  if (next.guessed) print(s.yellow(`${to} is not in lethe's model table: assuming a ${window(next.contextWindow)} (start with --context-window to set it)`));
   const controller = (repl.controller = new AbortController());
   const shrinking = next.contextWindow < session.engine.contextWindow;
   if (shrinking) spinner.start(`${to} has a ${window(next.contextWindow)}, smaller than ${session.model}'s ${fmt(session.engine.contextWindow)}: compacting with ${session.model} first…`);
