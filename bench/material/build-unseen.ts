@@ -16,6 +16,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve, relative, basename } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gunzipSync, gzipSync, deflateSync } from "node:zlib";
+import { fnv, rng } from "./random.ts";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, "../..");
@@ -41,22 +42,6 @@ const FAMILY_CAP = 300_000;
 const MIN = 200;
 const SLICE = 6_000;
 
-function fnv(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
-  return h >>> 0;
-}
-/** Deterministic PRNG (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const bytes = (s: string): number => Buffer.byteLength(s, "utf8");
 
 /** Cut text into slices near `size` chars at blank lines, else line ends, else after ; , } or a space. */

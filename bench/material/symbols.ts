@@ -3,23 +3,8 @@
 // surrogates. Generated at load time from seeded PRNGs (the same documents every run), held out
 // (never fitted on). Families: "symbols" and "lone_surrogates", kind "symbols". Issue 25, item 6.
 import type { UnseenDoc } from "../tokens-material.ts";
+import { fnv, rng } from "./random.ts";
 
-function fnv(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
-  return h >>> 0;
-}
-/** Deterministic PRNG (mulberry32), as in build-unseen.ts. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 type R = () => number;
 const pick = <T>(r: R, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
 const int = (r: R, lo: number, hi: number): number => lo + Math.floor(r() * (hi - lo + 1));
