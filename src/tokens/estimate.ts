@@ -24,12 +24,17 @@
 // "open": see greedyTokens).
 //
 // Layout: ./estimate-classes.ts holds the character classes and per-char tables, ./estimate-weights.ts
-// the weight vector and its fitted values, ./estimate-symbols.ts the symbols; this file the scan.
+// the weight vector and its fitted values, ./estimate-symbols.ts the symbols, ./estimate-runs.ts the
+// long base64-like runs, ./vocab-cache.ts the pieces already priced, ./estimate-warmup.ts what the
+// scan reads before its first estimate; this file the scan.
 import * as classes from "./estimate-classes.ts";
 import * as weights from "./estimate-weights.ts";
 import { type Vocab, greedyTokens } from "./vocab.ts";
+import { keyedTokens, pieceCache } from "./vocab-cache.ts";
 import { o200kVocab } from "./vocab-o200k.ts";
 import { codePointAt, symbolEnds, symbolTokens } from "./estimate-symbols.ts";
+import { flushRuns, noteRun, randomRunExtra, vlqRunExtra } from "./estimate-runs.ts";
+import { warmUp } from "./estimate-warmup.ts";
 
 export { W } from "./estimate-weights.ts";
 
@@ -54,71 +59,21 @@ const continuesPiece = (k: number, prev: number, afterEscape: boolean): boolean 
   isLetterClass(prev) && !afterEscape && !(k === UPPER && (prev === LOWER || prev === XLAT || prev === XGRC || prev === XCYR || prev === XCYR2));
 const isPunctClass = (k: number): boolean => k === SLASHPLUS || (k >= PUNCT && k <= CONTROL);
 const isSymbolClass = (k: number): boolean => k === SYM || k === EMOJI;
+/** A word of a piece's key (./vocab-cache.ts): 4 chars of 7 bits. */
+const KEY = 0xfffffff;
 
 function isContractionLetter(c: number): boolean {
   const l = c | 0x20; // 's 't 'd 'm 'll 've 're
   return l === 0x73 || l === 0x74 || l === 0x64 || l === 0x6d || l === 0x6c || l === 0x76 || l === 0x72;
 }
 
-/**
- * Extra cost of a finished [A-Za-z0-9+/] run text[from, to) that looks random (base64, keys,
- * hashes): its per-char cost minus what its pieces were charged (`charged`). Runs shorter than
- * 20 chars or without a mix of digits, capitals and small letters are left alone.
- */
-function randomRunExtra(text: string, from: number, to: number, charged: number, w: Float64Array, replace: boolean): number {
-  const len = to - from;
-  if (len < 20) return 0;
-  let digits = 0, upper = 0, lower = 0, switches = 0, repeats = 0, prevK = -1, prevC = -1, same = 0;
-  for (let i = from; i < to; i++) {
-    const c = text.charCodeAt(i);
-    const k = CLASS[c]!;
-    if (k === DIGIT) digits++;
-    else if (k === UPPER) upper++;
-    else if (k === LOWER) lower++;
-    if (prevK >= 0 && k !== prevK) switches++;
-    same = c === prevC ? same + 1 : 1;
-    if (same >= 3) repeats++;
-    prevK = k;
-    prevC = c;
-  }
-  if (digits < 2 || upper < 4 || lower < 4 || switches < 8) return 0;
-  const r = w[W.RANDOM]! * (len - repeats) + w[W.REPEAT_LETTER]! * repeats + w[W.RANDOM_SWITCH]! * switches;
-  return replace ? r - charged : Math.max(0, r - charged);
-}
-
-/**
- * Extra cost of a finished [A-Za-z0-9+/,;] run text[from, to) that looks like a source map's
- * "mappings" (VLQ segments: "AAAA,SAAS;KAAK"): per char, as BPE splits the segments into 1–3
- * char tokens. Runs under 64 chars, or with fewer than 16 "A"s or 6 separators, are left alone
- * (absolute counts, so that a run growing never stops qualifying: the estimate stays monotone).
- */
-function vlqRunExtra(text: string, from: number, to: number, charged: number, w: Float64Array, replace: boolean): number {
-  if (to - from < 64) return 0;
-  let seps = 0, repeats = 0, a = 0, prev = -1;
-  for (let i = from; i < to; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x2c || c === 0x3b) {
-      if (c === prev) repeats++; // ";;;;;;" (lines without mappings) merges into few tokens
-      else seps++;
-    } else if (c === 0x41) a++;
-    prev = c;
-  }
-  if (seps < 6 || a < 16) return 0;
-  const r = w[W.VLQ]! * (to - from - seps - repeats) + w[W.VLQ_SEP]! * seps + w[W.REPEAT_LONG]! * repeats;
-  return replace ? r - charged : Math.max(0, r - charged);
-}
-
-/** o200k's letter tokens (./vocab.ts), loaded by the first estimate. */
+/** o200k's letter tokens (./vocab.ts), loaded by the first estimate, which first warms the scan
+ * up (./estimate-warmup.ts; ~5 ms). */
 let vocab: Vocab | undefined;
-
-/** (start, end, cost charged, kind: 0 random, 1 mappings) of the runs met in one call. */
-const RUNS = new Float64Array(4 * 256);
-function flushRuns(text: string, used: number, w: Float64Array, replace: boolean): number {
-  let extra = 0;
-  for (let j = 0; j < used; j += 4) {
-    extra += RUNS[j + 3] === 0 ? randomRunExtra(text, RUNS[j]!, RUNS[j + 1]!, RUNS[j + 2]!, w, replace) : vlqRunExtra(text, RUNS[j]!, RUNS[j + 1]!, RUNS[j + 2]!, w, replace);
-  }
-  return extra;
+function firstVocab(): Vocab {
+  const v = (vocab = o200kVocab());
+  warmUp(estimateWith, WEIGHTS);
+  return v;
 }
 
 /**
@@ -141,7 +96,8 @@ export function estimateWith(text: string, w: Float64Array, replace = false): nu
   // (A miss never costs less than a token: see greedyTokens. Not in calibration, which needs the
   // estimate linear in the weights.)
   const wVocab = w[W.VOCAB]!, wVocabMiss = replace ? w[W.VOCAB_MISS]! : Math.max(w[W.VOCAB_MISS]!, wVocab);
-  const v = (vocab ??= o200kVocab());
+  const v = vocab ?? firstVocab();
+  const pc = pieceCache(v, wVocab, wVocabMiss), costs = pc.costs;
   const wRuler = w[W.RULER]!, wRulerLong = w[W.RULER_LONG]!, wRepeatPunct = w[W.REPEAT_PUNCT]!, wRepeatLong = w[W.REPEAT_LONG]!;
   // -0, not 0: doubles from the start, so the compiler keeps them unboxed (a small-integer start
   // sometimes makes it box every addition).
@@ -163,128 +119,283 @@ export function estimateWith(text: string, w: Float64Array, replace = false): nu
   // An apostrophe right after a piece, waiting for the next char: a contraction ("don't", "it's",
   // "we'll") is one piece with the word before it in o200k's split. Its index and the total before it.
   let aposAt = -1, tApos = -0;
-  let nRuns = 0; // entries used in RUNS
+  // The piece's last 8 chars, 7 bits each (key1: the older four), and whether one is not ASCII:
+  // the key of a piece of up to 8 chars in the cache of priced pieces (./vocab-cache.ts), built
+  // as the scan reads it. (28-bit words: a call the compiler does not inline takes them as small
+  // integers; a full 32-bit word would be boxed, an allocation per piece.)
+  let key0 = 0, key1 = 0, wide = false;
   const n = text.length;
   for (let i = 0; i < n; i++) {
     let c = text.charCodeAt(i);
     const k = CLASS[c]!;
-    if (k <= UPPER && prev <= UPPER && !esc) {
-      // Hot path: ASCII letters continuing a piece (split at small→capital: "get|Element"). The
-      // piece is priced when it ends, so nothing is charged here.
-      if (pieceStart < 0) {
-        pieceStart = i;
-        pieceT0 = t;
-      }
-      let kk: number = k;
-      for (;;) {
-        if (kk === UPPER && prev === LOWER) {
-          t = pieceT0 + greedyTokens(v, text, pieceStart, i, false, wVocab, wVocabMiss);
+    if (k <= UPPER) {
+      if (prev <= UPPER && !esc) {
+        // Hot path: ASCII letters continuing a piece (split at small→capital: "get|Element"). The
+        // piece is priced when it ends, so nothing is charged here.
+        if (pieceStart < 0) {
           pieceStart = i;
           pieceT0 = t;
+          key0 = key1 = 0;
+          wide = false;
         }
-        prev = kk;
-        if (i + 1 >= n) break;
-        kk = CLASS[text.charCodeAt(i + 1)]!;
-        if (kk > UPPER) break;
-        i++;
+        let kk: number = k;
+        for (;;) {
+          if (kk === UPPER && prev === LOWER) {
+            t = pieceT0 + costs[keyedTokens(pc, text, pieceStart, i, key0, key1, wide)]!;
+            pieceStart = i;
+            pieceT0 = t;
+            key0 = key1 = 0;
+            wide = false;
+          }
+          key1 = ((key1 << 7) | (key0 >>> 21)) & KEY;
+          key0 = ((key0 << 7) | c) & KEY;
+          prev = kk;
+          if (i + 1 >= n) break;
+          const c1 = text.charCodeAt(i + 1);
+          kk = CLASS[c1]!;
+          if (kk > UPPER) break;
+          c = c1;
+          i++;
+        }
+        same = c === prevCode ? same + 1 : 1;
+        prevCode = c;
+        aposWord = false;
+        continue;
       }
-      c = text.charCodeAt(i);
-      same = c === prevCode ? same + 1 : 1;
-      prevCode = c;
-      aposWord = false;
-      continue;
-    }
-    if (k === EMOJI) c = codePointAt(text, i, c); // (its low surrogate is skipped below)
-    let contraction = false;
-    if (aposAt >= 0) {
-      contraction = k <= UPPER && isContractionLetter(c);
-      if (!contraction) {
-        // Not a contraction: the piece ended before the apostrophe, which keeps its own charge.
-        t = pieceT0 + greedyTokens(v, text, pieceStart, aposAt, false, wVocab, wVocabMiss) + (t - tApos);
+      // The commonest classes each have a path of their own: the steps of the general path
+      // (below) that concern them, in the same order, without its tests for every other class.
+      // An ASCII letter after anything but a letter (or after an escape's letter): the piece
+      // ends before an apostrophe not followed by a contraction, or here. (One call of
+      // keyedTokens for both, as in the path below: the compiler inlines only so many.)
+      const goesOn = continuesPiece(k, prev, esc);
+      if (aposAt >= 0 ? !isContractionLetter(c) : pieceStart >= 0 && !goesOn) {
+        const cost = costs[keyedTokens(pc, text, pieceStart, aposAt >= 0 ? aposAt : i, key0, key1, wide)]!;
+        t = aposAt >= 0 ? pieceT0 + cost + (t - tApos) : pieceT0 + cost;
         pieceStart = -1;
       }
+      aposAt = -1;
+      same = c === prevCode ? same + 1 : 1;
+      prevCode = c;
+      esc = false;
+      // Pending newlines are settled here; pending spaces never are: a letter after them takes
+      // the space path below.
+      if (nl > 0) {
+        t += wNl * (1 + (nl >> 4));
+        nl = 0;
+      }
+      absorbNl = false;
+      let own = -0;
+      if (goesOn || (aposWord && isContractionLetter(c))) {
+        // The piece goes on, or a contraction ("don't", "it's") goes on with the piece before
+        // the apostrophe (kept open above) or, where there was none, starts one at it.
+        if (pieceStart < 0) {
+          key0 = key1 = 0;
+          wide = false;
+          pieceStart = i;
+          pieceT0 = t;
+          if (!goesOn) {
+            pieceStart = i - 1;
+            pieceT0 = t - lastPunct;
+          }
+        }
+        if (!goesOn) {
+          key1 = ((key1 << 7) | (key0 >>> 21)) & KEY;
+          key0 = ((key0 << 7) | 0x27) & KEY;
+        }
+      } else if (prev === PUNCT && lastCode === 0x5c && pl === 1 && !plSpace) {
+        own = wEscape; // "\\n", "\\t": the next letter starts a word of its own
+        esc = true;
+      } else {
+        // A new piece, led by one punctuation char ("(foo", ".bar", "/usr", "\ud800a": "�a").
+        pieceStart = i;
+        key0 = key1 = 0;
+        wide = false;
+        if ((prev === PUNCT || prev === SLASHPLUS || prev === APOS || (lastCode === 0xfffd && isSymbolClass(prev))) && pl === 1 && !plSpace) {
+          t -= lastPunct;
+          pieceStart = i - 1;
+        }
+        if (pieceStart < i) {
+          key0 = text.charCodeAt(i - 1);
+          wide = key0 > 0x7f;
+        }
+        pieceT0 = t;
+      }
+      if (!esc) {
+        key1 = ((key1 << 7) | (key0 >>> 21)) & KEY;
+        key0 = ((key0 << 7) | c) & KEY;
+      }
+      aposWord = false;
+      if (runStart < 0) {
+        runStart = i;
+        runT0 = t;
+      }
+      if (vlqStart < 0) {
+        vlqStart = i;
+        vlqT0 = t;
+      }
+      t += own;
+      prev = k;
+      continue;
+    }
+    if (k === SPACE || k === PUNCT || k === NEWLINE || k === DIGIT) {
+      // What ends here: an apostrophe's piece, the piece, the runs.
+      if (pieceStart >= 0) {
+        const cost = costs[keyedTokens(pc, text, pieceStart, aposAt >= 0 ? aposAt : i, key0, key1, wide)]!;
+        t = aposAt >= 0 ? pieceT0 + cost + (t - tApos) : pieceT0 + cost;
+        pieceStart = -1;
+        aposAt = -1;
+      }
+      const inVlq = k === DIGIT || c === 0x2c || c === 0x3b;
+      // A long run is priced after the loop (./estimate-runs.ts). ("+": the compiler takes a
+      // call's result for anything at all, and t with it: every addition to t would allocate.)
+      if (k !== DIGIT && runStart >= 0) {
+        if (i - runStart >= 20) t = +noteRun(text, t, runStart, i, runT0, 0, w, replace);
+        runStart = -1;
+      }
+      if (!inVlq && vlqStart >= 0) {
+        if (i - vlqStart >= 64) t = +noteRun(text, t, vlqStart, i, vlqT0, 1, w, replace);
+        vlqStart = -1;
+      }
+      // An apostrophe after a word is a token of its own only when no letter follows: a contraction
+      // keeps it in the word's piece, any other letter takes it as its lead ("O'Brien", "'a'a").
+      if (aposWord) t += wAposRest;
+      if (k === SPACE) {
+        // A whitespace run is priced when the char after it is known.
+        sp++;
+        tab = c === 0x09;
+        while (i + 1 < n && CLASS[(c = text.charCodeAt(i + 1))] === SPACE) {
+          i++;
+          sp++;
+          tab = c === 0x09;
+        }
+        same = 1;
+        prevCode = 0x20;
+        absorbNl = aposWord = esc = false;
+        prev = SPACE;
+        if (i + 1 < n && CLASS[c]! <= UPPER) {
+          // An ASCII letter next (c): a word led by the last space. The letter path above, for
+          // this case (nothing pending but whitespace), here: one dispatch fewer a word.
+          const lead = text.charCodeAt(i);
+          i++;
+          if (nl > 0) t += wNl * (1 + (nl >> 4));
+          if (sp >= 2) t += wWs * (1 + (sp >> 7));
+          sp = nl = 0;
+          pieceStart = runStart = vlqStart = i;
+          pieceStart--;
+          pieceT0 = runT0 = vlqT0 = t;
+          key1 = 0;
+          key0 = ((lead << 7) | c) & KEY;
+          wide = lead > 0x7f;
+          prevCode = c;
+          prev = CLASS[c]!;
+        }
+        continue;
+      }
+      same = c === prevCode ? same + 1 : 1;
+      prevCode = c;
+      esc = false;
+      aposWord = false;
+      if (k === NEWLINE) {
+        if (absorbNl || (isPunctClass(prev) && !(isSymbolClass(prev) && (symEnd & 2) !== 0))) {
+          absorbNl = true;
+          t += wNlAfterPunct;
+        } else {
+          nl++;
+          sp = 0; // spaces before a newline belong to the newline piece
+        }
+        prev = k;
+        continue;
+      }
+      // Settle pending whitespace now that the next piece is known.
+      // A whitespace piece is one token up to ~100 spaces or 16 newlines, then one more per as many.
+      let led = false; // the last pending space leads this piece
+      if (sp > 0 || nl > 0) {
+        if (nl > 0) t += wNl * (1 + (nl >> 4));
+        if (sp > 0) {
+          // Digits take no leading space, punctuation no leading tab.
+          if (k === DIGIT || tab) t += wWs * ((sp >= 2 ? 2 : 1) + (sp >> 7));
+          else {
+            if (sp >= 2) t += wWs * (1 + (sp >> 7));
+            led = true;
+          }
+        }
+        sp = nl = 0;
+      }
+      absorbNl = false;
+      const at = i;
+      let own: number;
+      if (k === DIGIT) {
+        // Groups of up to 3 digits, counted from the start of the run.
+        // After a letter (hex digests, ids: "6ffe1d005") each group is one piece and one token.
+        const wD = prev <= UPPER ? wDigitsAfterLetter : wDigits;
+        let dl = 1;
+        own = wD;
+        while (i + 1 < n && (c = text.charCodeAt(i + 1)) >= 0x30 && c <= 0x39) {
+          i++;
+          if (++dl % 3 === 1) own += wD;
+        }
+        prevCode = text.charCodeAt(i);
+        if (runStart < 0) {
+          runStart = at;
+          runT0 = t;
+        }
+      } else {
+        // ASCII punctuation ("/" is not of this class: a slash glued to newlines is not either).
+        if (isPunctClass(prev)) pl++;
+        else {
+          pl = 1;
+          plSpace = led;
+        }
+        if (same >= 3) own = isRuler(c) ? (same > 8 ? wRulerLong : wRuler) : same > 8 ? wRepeatLong : wRepeatPunct;
+        else own = pl === 1 || (isSymbolClass(prev) && (symEnd & 1) !== 0) ? wPunct1 : pl === 2 ? wPunct2 : pl === 3 ? wPunct3 : wPunct4;
+        lastPunct = own;
+        lastCode = c;
+      }
+      if (inVlq && vlqStart < 0) {
+        vlqStart = at;
+        vlqT0 = t;
+      }
+      t += own;
+      prev = k;
+      continue;
+    }
+    // The general path: every other class ("/", "+", "'", symbols, control chars, other scripts).
+    if (k === EMOJI) c = codePointAt(text, i, c) | 0; // (its low surrogate is skipped below; "| 0": a number, for the compiler)
+    if (aposAt >= 0) {
+      // Not a contraction: the piece ended before the apostrophe, which keeps its own charge.
+      t = pieceT0 + costs[keyedTokens(pc, text, pieceStart, aposAt, key0, key1, wide)]! + (t - tApos);
+      pieceStart = -1;
       aposAt = -1;
     }
     if (k === APOS && pieceStart >= 0 && isPieceLetter(prev) && !(runStart >= 0 && i - runStart >= 20) && !(vlqStart >= 0 && i - vlqStart >= 64)) {
       // (Not after a long base64-like run: that run's price is settled at this char.)
       aposAt = i;
       tApos = t;
-    } else if (pieceStart >= 0 && !contraction && !(isPieceLetter(k) && continuesPiece(k, prev, esc))) {
+    } else if (pieceStart >= 0 && !(isPieceLetter(k) && continuesPiece(k, prev, esc))) {
       // The piece ends here: its tokens replace what its chars were charged.
-      t = pieceT0 + greedyTokens(v, text, pieceStart, i, false, wVocab, wVocabMiss);
+      t = pieceT0 + costs[keyedTokens(pc, text, pieceStart, i, key0, key1, wide)]!;
       pieceStart = -1;
     }
-    const inRun = k <= SLASHPLUS;
+    const inRun = k === SLASHPLUS; // (letters and digits take the paths above; "," and ";" are PUNCT)
     if (!inRun && runStart >= 0) {
-      if (i - runStart >= 20) {
-        // Priced after the loop (keeps the loop small for the compiler); flush when full.
-        if (nRuns === RUNS.length) {
-          t += flushRuns(text, nRuns, w, replace);
-          nRuns = 0;
-        }
-        RUNS[nRuns++] = runStart;
-        RUNS[nRuns++] = i;
-        RUNS[nRuns++] = t - runT0;
-        RUNS[nRuns++] = 0;
-      }
+      if (i - runStart >= 20) t = +noteRun(text, t, runStart, i, runT0, 0, w, replace);
       runStart = -1;
     }
-    const inVlq = inRun || c === 0x2c || c === 0x3b;
-    if (!inVlq && vlqStart >= 0) {
-      if (i - vlqStart >= 64) {
-        if (nRuns === RUNS.length) {
-          t += flushRuns(text, nRuns, w, replace);
-          nRuns = 0;
-        }
-        RUNS[nRuns++] = vlqStart;
-        RUNS[nRuns++] = i;
-        RUNS[nRuns++] = t - vlqT0;
-        RUNS[nRuns++] = 1;
-      }
+    if (!inRun && vlqStart >= 0) {
+      if (i - vlqStart >= 64) t = +noteRun(text, t, vlqStart, i, vlqT0, 1, w, replace);
       vlqStart = -1;
     }
-    // An apostrophe after a word is a token of its own only when no letter follows: a contraction
-    // keeps it in the word's piece, any other letter takes it as its lead ("O'Brien", "'a'a").
     if (aposWord && !isPieceLetter(k)) t += wAposRest;
-    if (k === SPACE) {
-      // A whitespace run is priced when the char after it is known.
-      sp++;
-      tab = c === 0x09;
-      while (i + 1 < n && CLASS[(c = text.charCodeAt(i + 1))] === SPACE) {
-        i++;
-        sp++;
-        tab = c === 0x09;
-      }
-      same = 1;
-      prevCode = 0x20;
-      absorbNl = aposWord = esc = false;
-      prev = SPACE;
-      continue;
-    }
     same = c === prevCode ? same + 1 : 1;
     prevCode = c;
     const escaped = esc;
     esc = false;
-    if (k === NEWLINE) {
-      if (absorbNl || (isPunctClass(prev) && !(isSymbolClass(prev) && (symEnd & 2) !== 0))) {
-        absorbNl = true;
-        t += wNlAfterPunct;
-      } else {
-        nl++;
-        sp = 0; // spaces before a newline belong to the newline piece
-      }
-      aposWord = false;
-      prev = k;
-      continue;
-    }
-    // Settle pending whitespace now that the next piece is known.
-    // A whitespace piece is one token up to ~100 spaces or 16 newlines, then one more per as many.
     let led = false; // the last pending space leads this piece
     if (sp > 0 || nl > 0) {
       if (nl > 0) t += wNl * (1 + (nl >> 4));
       if (sp > 0) {
-        // Digits take no leading space, punctuation no leading tab.
-        if (k === DIGIT || (k === CONTROL && c === 0x2010) || (tab && isPunctClass(k))) t += wWs * ((sp >= 2 ? 2 : 1) + (sp >> 7));
+        // Punctuation takes no leading tab, groff's hyphen no space.
+        if ((k === CONTROL && c === 0x2010) || (tab && isPunctClass(k))) t += wWs * ((sp >= 2 ? 2 : 1) + (sp >> 7));
         else {
           if (sp >= 2) t += wWs * (1 + (sp >> 7));
           led = true;
@@ -294,48 +405,36 @@ export function estimateWith(text: string, w: Float64Array, replace = false): nu
     }
     const glued = absorbNl; // "[\r\n/]*" after punctuation takes slashes too: "});\n\n//"
     absorbNl = false;
-    const at = i; // (the digit branch moves i to the end of the digit run)
+    const at = i;
     let own = -0; // this char's own cost
     if (isPieceLetter(k)) {
+      // A letter of another alphabet: the piece goes on, or a new one starts, led by the space
+      // before it or by one punctuation char ("(été", "\ud800é": "�é"), whose cost it takes over.
       if (continuesPiece(k, prev, escaped)) {
         if (pieceStart < 0) {
           pieceStart = at; // after a char priced on its own (Tamil, Lao, ...)
           pieceT0 = t;
+          key0 = key1 = 0;
+          wide = false;
         }
-        // The piece goes on (priced when it ends).
-      } else if (aposWord && k <= UPPER && isContractionLetter(c)) {
-        // "don't", "it's": the suffix goes on with the piece before the apostrophe (kept open
-        // above), or, where there was none, starts one at the apostrophe.
-        if (pieceStart < 0) {
-          pieceStart = at - 1;
-          pieceT0 = t - lastPunct;
-        }
-      } else if (k <= UPPER && prev === PUNCT && lastCode === 0x5c && pl === 1 && !plSpace) {
-        own = wEscape; // "\\n", "\\t": the next letter starts a word of its own
-        esc = true;
       } else {
-        // A new piece, led by the space before it or by one punctuation char (".foo", "(bar",
-        // "/usr", "\ud800a": "�a"), whose own cost it takes over.
         pieceStart = at;
+        key0 = key1 = 0;
+        wide = false;
         if (led) pieceStart = at - 1;
         else if ((prev === PUNCT || prev === SLASHPLUS || prev === APOS || (lastCode === 0xfffd && isSymbolClass(prev))) && pl === 1 && !plSpace) {
           t -= lastPunct;
           pieceStart = at - 1;
         }
+        if (pieceStart < at) {
+          key0 = text.charCodeAt(at - 1);
+          wide = key0 > 0x7f;
+        }
         pieceT0 = t;
       }
-      aposWord = false;
-    } else if (k === DIGIT) {
-      // Groups of up to 3 digits, counted from the start of the run.
-      // After a letter (hex digests, ids: "6ffe1d005") each group is one piece and one token.
-      const wD = prev <= UPPER ? wDigitsAfterLetter : wDigits;
-      let dl = 1;
-      own = wD;
-      while (i + 1 < n && (c = text.charCodeAt(i + 1)) >= 0x30 && c <= 0x39) {
-        i++;
-        if (++dl % 3 === 1) own += wD;
-      }
-      prevCode = c = text.charCodeAt(i);
+      key1 = ((key1 << 7) | (key0 >>> 21)) & KEY;
+      key0 = ((key0 << 7) | c) & KEY;
+      if (c > 0x7f) wide = true;
       aposWord = false;
     } else if (isPunctClass(k)) {
       if (isPunctClass(prev) || (glued && c === 0x2f)) pl++;
@@ -369,13 +468,15 @@ export function estimateWith(text: string, w: Float64Array, replace = false): nu
       own = (prev >= KANA && prev <= HAN ? 0 : prev === SYM ? wCjkAfterSym : wCjkStart) + (k === KANA ? wKana : k === KATA ? wKatakana : ja ? wHanJa : wHan);
       aposWord = false;
     }
-    if (inRun && runStart < 0) {
-      runStart = at;
-      runT0 = t;
-    }
-    if (inVlq && vlqStart < 0) {
-      vlqStart = at;
-      vlqT0 = t;
+    if (inRun) {
+      if (runStart < 0) {
+        runStart = at;
+        runT0 = t;
+      }
+      if (vlqStart < 0) {
+        vlqStart = at;
+        vlqT0 = t;
+      }
     }
     t += own;
     prev = k;
@@ -393,7 +494,7 @@ export function estimateWith(text: string, w: Float64Array, replace = false): nu
   const t1 = t;
   t += randomRunExtra(text, runStart >= 0 ? runStart : n, n, t1 - runT0, w, replace);
   t += vlqRunExtra(text, vlqStart >= 0 ? vlqStart : n, n, t1 - vlqT0, w, replace);
-  t += flushRuns(text, nRuns, w, replace);
+  t += flushRuns(text, w, replace);
   // Trailing whitespace is a token of its own; a single trailing space is charged no more than
   // whatever could absorb it next, so appending text never lowers the estimate.
   const wWsEnd = replace ? wWs : Math.min(wWs, wPunct1, wSym, wEmoji, wControl, Math.min(wCjkStart, wCjkAfterSym) + Math.min(wKana, wKatakana, wHan, wHanJa), wDigitsAfterLetter, wHangulStart + wHangul, wRare, wByte, wVocab);
