@@ -23,7 +23,7 @@ import { createState, withEvents } from "./state.ts";
 import type { Message } from "../messages/types.ts";
 import type { ModelError } from "../model/types.ts";
 import { ensureFits, fitsWindow, summarizeHistory } from "./summary.ts";
-import { UncompactError, previewCompaction, previewDraft, setWindow, uncompact } from "./steer.ts";
+import { UncompactError, checkFocus, previewCompaction, previewDraft, setWindow, uncompact } from "./steer.ts";
 import { flush, saveMeter, settle, syncIn, syncOut } from "./stored.ts";
 import { notOpen } from "./store-link.ts";
 import type { EngineState } from "./state.ts";
@@ -118,6 +118,7 @@ export function createEngine(opts: EngineOptions): Engine {
 
     compact: ((history: readonly Message[], call: PrepareCall & { kind?: "manual" | "subagent"; focus?: string; preview?: CompactionPreview } = {}) =>
       synced(s, history, async () => {
+        checkFocus(call.focus, "compact");
         const p = prepareRequest(s, history, call);
         const given = previewDraft(s, call.preview, p.history);
         const { preview: _preview, ...shape } = call;

@@ -2,7 +2,7 @@
 // compaction would do (changing nothing; applying it later needs no second model call), and undo
 // of the last compaction (uncompact). What the engine removes it keeps, so it can offer both.
 import { LetheError } from "../errors.ts";
-import { LetheInputError } from "../messages/input.ts";
+import { LetheInputError, checkHistory } from "../messages/input.ts";
 import { repair } from "../messages/invariants.ts";
 import { fromServerStart } from "../messages/compaction.ts";
 import { BLOCK_OVERHEAD, MESSAGE_OVERHEAD } from "../tokens/count.ts";
@@ -58,11 +58,17 @@ function dryPrepared(s: EngineState, history: readonly Message[], call: PrepareC
   return prepare(repaired, { ...layerContext(s, call), persisted: new Map(s.persisted), cleared: new Map(s.cleared) }).history;
 }
 
+/** A focus is the text of what the summary must keep: a string, or nothing. */
+export function checkFocus(focus: unknown, where: string): void {
+  if (focus !== undefined && typeof focus !== "string") throw new LetheInputError(where, `focus must be a string (what the summary must keep), got ${focus === null ? "null" : typeof focus}`);
+}
+
 /** Same messages, in order (a rewritten tool result's content aside), and as many. */
 const sameHistory = (a: readonly Message[], b: readonly Message[]) => a.length === b.length && samePrefix(a, b);
 
 /** engine.preview: what a compaction would do now; the engine's state and the host's history are left as they were. */
 export async function previewCompaction(s: EngineState, history: readonly Message[], call: PrepareCall & { focus?: string }): Promise<CompactionPreview> {
+  checkFocus(call.focus, "preview");
   const source = dryPrepared(s, history, call);
   const focus = call.focus?.trim() || undefined;
   const cached = s.steer.preview;
@@ -140,6 +146,7 @@ function since(after: readonly Message[], input: readonly Message[]): Message[] 
 
 /** engine.uncompact: the history from before the last compaction, plus every message since, when it fits. */
 export async function uncompact(s: EngineState, history: readonly Message[], call: PrepareCall = {}): Promise<RequestReady> {
+  checkHistory(history, "uncompact: history");
   const fixed = call.fixedTokens ?? 0;
   const input = s.follower.resolve(history);
   let restored: Message[];

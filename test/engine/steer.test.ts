@@ -212,3 +212,15 @@ test("uncompact on a conversation store: a fresh engine (another request, anothe
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("bad input to the steering calls is a one-line LetheInputError, never a TypeError", async () => {
+  const engine = createEngine({ contextWindow: 100_000, maxOutputTokens: 8_000, summarizer: { client: scriptedClient([SUMMARY_REPLY]), model: "m" } });
+  const history = session(3, 500);
+  const bad = (re: RegExp) => (e: Error) => e.name === "LetheInputError" && re.test(e.message) && !e.message.includes("\n");
+  await assert.rejects(engine.preview(history, { focus: 5 as never }), bad(/preview: focus must be a string/));
+  await assert.rejects(engine.compact(history, { focus: {} as never }), bad(/compact: focus must be a string/));
+  await engine.compact(history);
+  await assert.rejects(engine.uncompact(null as never), bad(/uncompact: history: must be an array of messages/));
+  await assert.rejects(engine.uncompact([{ role: "user" }] as never), bad(/uncompact: history\[0\]/));
+  assert.throws(() => engine.setWindow(Number.NaN, 1), bad(/setWindow: contextWindow must be a positive whole number/));
+});
