@@ -5,6 +5,7 @@
 import { reportCompactions } from "../agent/types.ts";
 import type { CompactionRecord } from "../agent/types.ts";
 import type { CompactionPreview } from "../engine/index.ts";
+import { UncompactError, tooLargeToUndo } from "../engine/steer.ts";
 import { resolveModelInfo } from "../model/models.ts";
 import { REQUEST_EVENT } from "../session/transcript.ts";
 import { loadTranscript } from "../session/transcript.ts";
@@ -136,7 +137,7 @@ export function previewSession(session: AgentSession, focus: string | undefined)
  */
 export async function uncompactSession(session: AgentSession): Promise<string> {
   const shape = session.requestShape();
-  let tokensBefore = session.engine.meter.measure(session.history, shape.fixedTokens);
+  const tokensBefore = session.engine.meter.measure(session.history, shape.fixedTokens);
   let restored;
   let undone: string;
   try {
@@ -146,17 +147,16 @@ export async function uncompactSession(session: AgentSession): Promise<string> {
     undone = ev && ev.kind === "uncompact" ? ev.undone : "compaction";
   } catch (e) {
     // Not in this process's memory (a resumed session): from the transcript.
-    if (!(e instanceof Error) || !/^lethe: nothing to undo/.test(e.message)) throw e;
+    if (!(e instanceof UncompactError) || !/^lethe: nothing to undo/.test(e.message)) throw e;
     const t = uncompactTranscript(loadTranscript(session.transcript.path).entries);
     if (!t) throw e;
     const tokens = shape.fixedTokens + session.engine.counter.messages(t.history);
     if (tokens > session.engine.threshold) {
-      throw new Error(`lethe: cannot undo the last compaction: the history before it is ${n(tokens)} tokens, over this window's threshold of ${n(session.engine.threshold)} (a model with a larger window would hold it)`);
+      throw tooLargeToUndo(tokens, session.engine.threshold);
     }
     session.transcript.appendBoundary({ kind: "uncompact", tokens_before: tokensBefore, tokens_after: tokens, history: t.history, details: { undone: t.kind, from: "transcript" } });
     restored = t.history;
     undone = t.kind;
-    tokensBefore = Math.round(tokensBefore);
   }
   const messagesBefore = session.history.length;
   session.history = restored;

@@ -29,6 +29,11 @@ export class UncompactError extends LetheError {
 
 const n = (x: number) => x.toLocaleString("en-US");
 
+/** The refusal when the history from before the compaction would not fit under the threshold. */
+export function tooLargeToUndo(tokens: number, threshold: number): UncompactError {
+  return new UncompactError(`lethe: cannot undo the last compaction: the history before it is ${n(tokens)} tokens, over this window's threshold of ${n(threshold)} (a model with a larger window would hold it)`);
+}
+
 /** engine.setWindow: work to this window from the next request on (a smaller one compacts first). */
 export function setWindow(s: EngineState, contextWindow: number, maxOutputTokens: number): void {
   const whole = (v: unknown) => typeof v === "number" && Number.isSafeInteger(v);
@@ -168,7 +173,7 @@ export async function uncompact(s: EngineState, history: readonly Message[], cal
   }
   const tokens = fixed + s.counter.messages(restored);
   if (tokens > s.threshold) {
-    throw new UncompactError(`lethe: cannot undo the last compaction: the history before it is ${n(tokens)} tokens, over this window's threshold of ${n(s.threshold)} (a model with a larger window would hold it)`);
+    throw tooLargeToUndo(tokens, s.threshold);
   }
   s.steer.last = undefined;
   const before = fixed + s.counter.messages(input);
