@@ -126,7 +126,8 @@ for (const overflow of ["status", "response.failed", "error"] as const) {
   test(`a request the server refuses as too long (${overflow}): compacted and sent again once; the stream shows no sign of the refusal`, async () => {
     const fake = await startFakeResponses({ contextWindow: 6_000, overflow, script: [{ thinking: "Short.", text: "fits now" }] });
     try {
-      const engine = createEngine({ contextWindow: 40_000, maxOutputTokens: 1_000, summarizerMode: "digest" });
+      // Snip waits for half the threshold here, so that the first request (~9k tokens) goes out too long for the server's real 6k.
+      const engine = createEngine({ contextWindow: 40_000, maxOutputTokens: 1_000, summarizerMode: "digest", config: { snip: { minThresholdShare: 0.5 } } });
       const lethe = createResponsesAdapter({ engine });
       const client = new OpenAI({ baseURL: fake.url, apiKey: "k", maxRetries: 0 });
       const input: any[] = [{ role: "user", content: "Read the files." }];
@@ -143,7 +144,7 @@ for (const overflow of ["status", "response.failed", "error"] as const) {
       // The non-streamed create recovers the same way.
       const again = await startFakeResponses({ contextWindow: 6_000, script: [{ text: "fits now" }] });
       try {
-        const other = createResponsesAdapter({ engine: createEngine({ contextWindow: 40_000, maxOutputTokens: 1_000, summarizerMode: "digest" }) });
+        const other = createResponsesAdapter({ engine: createEngine({ contextWindow: 40_000, maxOutputTokens: 1_000, summarizerMode: "digest", config: { snip: { minThresholdShare: 0.5 } } }) });
         const r = await other.create(new OpenAI({ baseURL: again.url, apiKey: "k", maxRetries: 0 }), { model: "gpt-5", input, tools: [lookup] });
         assert.equal(r.output_text, "fits now");
         assert.equal(again.requests.length, 2);

@@ -22,7 +22,7 @@ test("viewer: previews (not applied, then applied), a window switch, a save turn
     const paths = sessionPaths(ws.dir, "steer-session");
     mkdirSync(paths.dir, { recursive: true });
     const transcript = openTranscript(paths.transcript, { header: { id: paths.id, cwd: ws.dir } });
-    const engine = createEngine({ contextWindow: 200_000, maxOutputTokens: 32_000, sessionDir: paths.dir, transcript, transcriptHoldsHistory: true, summarizer: { client: scriptedClient([SUMMARY_REPLY]), model: "m" }, config: { micro: { enabled: false } } });
+    const engine = createEngine({ contextWindow: 200_000, maxOutputTokens: 32_000, sessionDir: paths.dir, transcript, transcriptHoldsHistory: true, summarizer: { client: scriptedClient([SUMMARY_REPLY]), model: "m" }, config: { micro: { enabled: false }, snip: { enabled: false } } });
     const history = [user("Print the rows")];
     for (let i = 0; i < 12; i++) history.push(calls(["bash", { command: `seq ${i} 900` }, `t${i}`]), results([`t${i}`, `row ${i}\n`.repeat(700)]));
     for (const m of history) transcript.appendMessage(m);

@@ -26,7 +26,8 @@ test("budget saves the full text before micro could clear it", () => {
   // A huge seen result that micro would clear: the original must still be on disk.
   const big = "B".repeat(120_000);
   const h = [user("go"), calls(["bash", {}, "big"]), results(["big", big]), ...bashSession(10, 20_000).slice(1), said("ok"), user("again")];
-  const ctx = context();
+  // Snip off: at ~60k tokens it would take the middle out before micro looks at it.
+  const ctx = context({ config: { snip: { enabled: false } } });
   const r = prepare(h, ctx);
   assert.ok(r.events.some((e) => e.kind === "micro"));
   assert.ok([...ctx.store.files.values()].includes(big));

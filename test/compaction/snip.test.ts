@@ -135,3 +135,24 @@ test("the ledger a snip carries is capped as a rebuild caps it (it used to grow 
   assert.ok(ctx.tokens.text(text) <= cap, `${ctx.tokens.text(text)} tokens, cap ${cap}`);
   assert.match(ledger, /src\/app\.py/, "the modified file stays");
 });
+
+test("the pressure gate: snip waits for the context a summary's rebuild would hold (a quarter of the threshold on small windows), and never past snip.maxGateTokens (32k), whatever the window", async () => {
+  const { rebuildShare, snipGateTokens, autoCompactThreshold } = await import("../../src/compaction/config/config.ts");
+  const { resolveConfig } = await import("../../src/compaction/config/config.ts");
+  const c = resolveConfig();
+  const at = (window: number, maxOutputTokens: number) => snipGateTokens(autoCompactThreshold({ contextWindow: window, maxOutputTokens }, c), c);
+  // 32k (threshold 20,800): a quarter, as a rebuild takes; 200k (threshold 167,000): the 32k cap.
+  assert.equal(at(32_000, 8_000), Math.floor(rebuildShare(20_800) * 20_800));
+  assert.ok(at(32_000, 8_000) < 6_000, `${at(32_000, 8_000)}`);
+  assert.equal(at(200_000, 32_000), 32_000);
+  // On a 200k window a 36k-token session whose middle is worth snipping is snipped (it waited for 83.5k).
+  const h = bashSession(12, 8_000); // 25 messages, ~36k tokens
+  const r = snip(h, context({ window: 200_000 }));
+  assert.ok(r.event, "snipped at 36k tokens on a 200k window");
+  // At 30k tokens it is under the gate and waits, though the cache rule alone would snip.
+  const small = bashSession(10, 8_000);
+  assert.equal(snip(small, context({ window: 200_000 })).event, null);
+  assert.ok(snip(small, context({ window: 200_000, config: { snip: { maxGateTokens: 20_000 } } })).event, "a lower cap snips it");
+  // An explicit share is the user's: the old half-threshold gate comes back with the cap lifted.
+  assert.equal(snip(h, context({ window: 200_000, config: { snip: { minThresholdShare: 0.5, maxGateTokens: 1_000_000 } } })).event, null);
+});

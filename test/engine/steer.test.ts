@@ -73,7 +73,7 @@ test("preview changes nothing: twice the same answer (one model call), and the n
   const dir = mkdtempSync(join(tmpdir(), "lethe-steer-"));
   try {
     const client = scriptedClient([SUMMARY_REPLY]);
-    const opts = { contextWindow: 200_000, maxOutputTokens: 32_000, config: { micro: { enabled: false } } };
+    const opts = { contextWindow: 200_000, maxOutputTokens: 32_000, config: { micro: { enabled: false }, snip: { enabled: false } } };
     const engine = createEngine({ ...opts, sessionDir: join(dir, "a"), summarizer: { client, model: "m" } });
     const history = session(20, 6_000);
     const p1 = await engine.preview(history, { focus: "the parser" });
@@ -108,7 +108,7 @@ test("preview changes nothing: twice the same answer (one model call), and the n
 
 test("a preview of a history that has changed since is not applied as it was: compact summarises afresh", async () => {
   const client = scriptedClient([SUMMARY_REPLY]);
-  const engine = createEngine({ contextWindow: 200_000, maxOutputTokens: 32_000, summarizer: { client, model: "m" }, config: { micro: { enabled: false } } });
+  const engine = createEngine({ contextWindow: 200_000, maxOutputTokens: 32_000, summarizer: { client, model: "m" }, config: { micro: { enabled: false }, snip: { enabled: false } } });
   const history = session(20, 6_000);
   const p = await engine.preview(history);
   const other = session(21, 6_000);
@@ -119,7 +119,7 @@ test("a preview of a history that has changed since is not applied as it was: co
 
 test("uncompact puts back the exact history from before the last compaction, with what came after; refuses with one line when it does not fit", async () => {
   const client = scriptedClient([SUMMARY_REPLY]);
-  const engine = createEngine({ contextWindow: 200_000, maxOutputTokens: 32_000, summarizer: { client, model: "m" }, config: { micro: { enabled: false } } });
+  const engine = createEngine({ contextWindow: 200_000, maxOutputTokens: 32_000, summarizer: { client, model: "m" }, config: { micro: { enabled: false }, snip: { enabled: false } } });
   const history = session(20, 6_000);
   const before = engine.prepare(history).history;
   const c = await engine.compact(history);
@@ -134,7 +134,7 @@ test("uncompact puts back the exact history from before the last compaction, wit
   await assert.rejects(engine.uncompact(u.history), (e: Error) => /^lethe: nothing to undo/.test(e.message));
 
   // Compacted, then switched to a window the old history does not fit: refused, in one line.
-  const small = createEngine({ contextWindow: 200_000, maxOutputTokens: 32_000, summarizer: { client: scriptedClient([SUMMARY_REPLY]), model: "m" }, config: { micro: { enabled: false } } });
+  const small = createEngine({ contextWindow: 200_000, maxOutputTokens: 32_000, summarizer: { client: scriptedClient([SUMMARY_REPLY]), model: "m" }, config: { micro: { enabled: false }, snip: { enabled: false } } });
   const c2 = await small.compact(history);
   small.setWindow(40_000, 8_000);
   await assert.rejects(small.uncompact(c2.history), (e: Error) => /^lethe: cannot undo the last compaction: /.test(e.message) && !e.message.includes("\n"));
@@ -146,7 +146,7 @@ test("uncompactTranscript: the history before the last summary from what the tra
     const path = join(dir, "t.jsonl");
     const transcript = openTranscript(path, { header: { id: "s", cwd: dir } });
     const client = scriptedClient([SUMMARY_REPLY]);
-    const engine = createEngine({ contextWindow: 200_000, maxOutputTokens: 32_000, summarizer: { client, model: "m" }, transcript, transcriptHoldsHistory: true, config: { micro: { enabled: false } } });
+    const engine = createEngine({ contextWindow: 200_000, maxOutputTokens: 32_000, summarizer: { client, model: "m" }, transcript, transcriptHoldsHistory: true, config: { micro: { enabled: false }, snip: { enabled: false } } });
     const history = session(12, 6_000);
     for (const m of history) transcript.appendMessage(m);
     const c = await engine.compact(history);
@@ -171,7 +171,7 @@ test("uncompactTranscript: the history before the last summary from what the tra
 
 test("uncompact after the next prompt was merged into the rebuilt history's last user message: that prompt is kept, after the restored history", async () => {
   const client = scriptedClient([SUMMARY_REPLY]);
-  const engine = createEngine({ contextWindow: 200_000, maxOutputTokens: 32_000, summarizer: { client, model: "m" }, config: { micro: { enabled: false } } });
+  const engine = createEngine({ contextWindow: 200_000, maxOutputTokens: 32_000, summarizer: { client, model: "m" }, config: { micro: { enabled: false }, snip: { enabled: false } } });
   const history = session(20, 6_000);
   const before = engine.prepare(history).history;
   const c = await engine.compact(history);

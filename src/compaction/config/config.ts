@@ -53,7 +53,12 @@ export const DEFAULT_CONFIG: CompactionConfig = {
     triggerMessages: 60,
     targetMessages: 6,
     keepHead: 3,
-    minThresholdShare: 0.5,
+    // The pressure gate (snipGateTokens): snip waits until the context is larger than a summary
+    // would leave it, and never past 32k tokens: beyond that a verbatim middle buys the model
+    // little (NoLiMa, ICML 2025: at 32k, 11 of 13 long-context models score under half their
+    // short-context baseline) and every request pays to read it.
+    // minThresholdShare, unset, is the rebuild's share of the threshold.
+    maxGateTokens: 32_000,
     cacheAware: true,
   },
   micro: {
@@ -188,6 +193,23 @@ export function microMinSavings(w: ModelWindow, c: MicroConfig): number {
 }
 
 /**
+ * The share of the threshold a summary's rebuild may take: a quarter on small windows, up to the
+ * defaults' ~66% on a 200k window (Claude Code's own budgets sit there).
+ */
+export function rebuildShare(threshold: number): number {
+  return 0.25 + 0.41 * Math.min(1, Math.max(0, (threshold - 40_000) / 127_000));
+}
+
+/**
+ * The context (fixed part + history, in tokens) below which snip does not act: `minThresholdShare`
+ * of the threshold (unset: the share a summary's rebuild may take, since lethe holds that much
+ * enough to go on with), never more than `maxGateTokens`.
+ */
+export function snipGateTokens(threshold: number, c: CompactionConfig = DEFAULT_CONFIG): number {
+  return Math.min((c.snip.minThresholdShare ?? rebuildShare(threshold)) * threshold, c.snip.maxGateTokens);
+}
+
+/**
  * The rebuild's budgets for this window. On a 200k model they are the defaults (summary
  * 20k, user messages 20k, restored files 50k); on small windows they shrink together to
  * about a quarter of the threshold, so a rebuild never re-triggers itself.
@@ -196,10 +218,7 @@ export function rebuildBudgets(w: ModelWindow, c: CompactionConfig = DEFAULT_CON
   const s = c.summary;
   const threshold = autoCompactThreshold(w, c);
   const full = s.maxOutputTokens + s.userMessagesTokens + s.keepTailTokens + s.restoreTotalTokens;
-  // The share of the threshold a rebuild may take: a quarter on small windows, up to the
-  // defaults' ~66% on a 200k window (Claude Code's own budgets sit there).
-  const share = 0.25 + 0.41 * Math.min(1, Math.max(0, (threshold - 40_000) / 127_000));
-  const total = share * threshold;
+  const total = rebuildShare(threshold) * threshold;
   // When the defaults do not fit, split what there is. The user's own words get the
   // largest part: they are short and cannot be re-derived, unlike files (re-read) or
   // tool output (re-run).

@@ -44,10 +44,13 @@ export function configSchemas(zod: typeof z) {
       keepHead: int().min(1),
       /**
        * Only snip under pressure: when the context is above this share of the auto-compact
-       * threshold. Dropping the middle of a history the window still holds easily loses
-       * information for nothing. 0 snips on message count alone.
+       * threshold. Unset: the share a summary's rebuild may take (a quarter on small windows),
+       * since below that a snip would leave less than a summary does. 0 snips on message count
+       * (and the cache rule) alone.
        */
-      minThresholdShare: share(),
+      minThresholdShare: share().optional(),
+      /** …and never waits for more than this many tokens of context, whatever the window. */
+      maxGateTokens: int().nonnegative(),
       /**
        * Snip when it pays for the prompt-cache rewrite it causes, not on message count alone: past
        * targetMessages, when the middle it would drop is worth more in reads until the next snip
@@ -186,7 +189,7 @@ const section =
 /** The quick check's rules, section by section, key by key (the schema's, in the same order). */
 export const QUICK_RULES = {
   budget: { perResultChars: positive, perToolChars: recordOf(positive), perMessageChars: positive, previewChars: nonnegative, maxWindowShare: (v: unknown) => typeof v === "number" && v > 0 && v <= 1 },
-  snip: { enabled: boolean, triggerMessages: positive, targetMessages: positive, keepHead: atLeastOne, minThresholdShare: share, cacheAware: boolean },
+  snip: { enabled: boolean, triggerMessages: positive, targetMessages: positive, keepHead: atLeastOne, minThresholdShare: share, maxGateTokens: nonnegative, cacheAware: boolean },
   micro: { enabled: boolean, keepRecent: nonnegative, minResultTokens: nonnegative, minSavingsTokens: nonnegative, compactableTools: strings, idleClearMs: nonnegative, cacheAware: boolean },
   threshold: { bufferTokens: nonnegative, bufferWindowShare: share, maxOutputReserve: nonnegative, tokens: positive },
   summary: {

@@ -14,7 +14,7 @@ import { blocksOf } from "../../messages/blocks.ts";
 import type { ContentBlock, Message } from "../../messages/types.ts";
 
 const isCarried = (text: string) => isLetheText(text) || text.startsWith(USER_MESSAGE_PREFIX);
-import { rebuildBudgets, thresholdOf } from "../config/config.ts";
+import { rebuildBudgets, snipGateTokens, thresholdOf } from "../config/config.ts";
 import { ledgerOf, renderLedger } from "../state/ledger.ts";
 import { boundedLedger } from "../summary/rebuild.ts";
 import { USER_MESSAGE_PREFIX, carryAttachments, isLetheText, selectUserMessages, userMessagesOf } from "../state/retain.ts";
@@ -70,10 +70,8 @@ export function snip(history: readonly Message[], ctx: LayerContext): LayerResul
   const cfg = ctx.config.snip;
   const none = { history: history as Message[], freedTokens: 0, event: null };
   if (!cfg.enabled || history.length <= (cfg.cacheAware ? cfg.targetMessages + 1 : cfg.triggerMessages)) return none;
-  if (cfg.minThresholdShare > 0) {
-    const threshold = thresholdOf(ctx);
-    if ((ctx.fixedTokens ?? 0) + ctx.tokens.messages(history) < cfg.minThresholdShare * threshold) return none;
-  }
+  const gate = snipGateTokens(thresholdOf(ctx), ctx.config);
+  if (gate > 0 && (ctx.fixedTokens ?? 0) + ctx.tokens.messages(history) < gate) return none;
   const cut = snipCut(history, cfg.keepHead, cfg.targetMessages);
   if (!cut) return none;
   if (cfg.cacheAware && history.length <= cfg.triggerMessages && !snipPays(history, cut, ctx)) return none;
