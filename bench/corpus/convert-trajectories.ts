@@ -4,10 +4,12 @@
 // user message, tool_result blocks first), with meta.final_diff_files from each session's
 // submitted patch. Sources, commits and licences: SOURCES below and bench/corpus/PROVENANCE.md.
 //
-//   tsx bench/corpus/convert-trajectories.ts [--set unseen|heldout] [--mirrors DIR] [--out FILE]
+//   tsx bench/corpus/convert-trajectories.ts [--set unseen|heldout|aside] [--mirrors DIR] [--out FILE]
 //
 // --set heldout builds bench/corpus/heldout.jsonl.gz instead: the sessions set aside while the
-// policy was tuned on the other two corpora (HELDOUT_SOURCES).
+// policy was tuned on the other two corpora (HELDOUT_SOURCES). --set aside builds
+// bench/corpus/aside.jsonl.gz: a blind set kept aside while the policy was changed after the
+// held-aside set had been replayed once (ASIDE_SOURCES).
 //
 // Each source is read with `git show COMMIT:PATH` from a bare clone at DIR/<owner>+<name>/repo
 // (default DIR: /work/.mirror; any clone of the repository works: `--mirrors` must hold
@@ -128,6 +130,34 @@ export const HELDOUT_SOURCES: Source[] = [
     "django__django-12470", "django__django-12747", "django__django-13028", "django__django-13315", "django__django-13551", "django__django-13757",
     "django__django-14017", "django__django-14534", "django__django-14730", "django__django-14999", "django__django-15347", "django__django-15781",
   ].map((t) => msaRun814("deepseek_bench1", t)),
+];
+
+/**
+ * The blind set (bench/corpus/aside.jsonl.gz): sessions in none of the other corpora, chosen by a
+ * rule fixed before any of them was replayed, and kept aside while the policy was changed after
+ * heldout.jsonl.gz had been replayed once (PROVENANCE.md). A task is "in a corpus" when a session
+ * of the shared corpus, SOURCES or HELDOUT_SOURCES is on it. A run's instances are its task
+ * directories with a readable `<task>/<task>.traj.json` (other entries, and django__django-13220,
+ * whose trajectory is not in the mirror snapshot, are skipped). The groups, in this order, each
+ * skipping a task an earlier group took:
+ *   - PR #814's deepseek_bench1 run: of its 70 instances in no corpus, sorted, every fourth from
+ *     the first (18);
+ *   - PR #814's deepseek_lite_dev run: every instance in no corpus (none: all 20 are in one);
+ *   - PR #816's deepseek_chat_test_1-100 run: of its 70 instances in no corpus, sorted, every fifth
+ *     from the first (14; 4 already taken above, 10 left);
+ *   - PR #816's deepseek_chat_dev run: every instance in no corpus (none: all 23 are in one).
+ * No selected trajectory failed the converter's checks.
+ */
+export const ASIDE_SOURCES: Source[] = [
+  ...[
+    "astropy__astropy-14995", "django__django-11001", "django__django-11133", "django__django-11620", "django__django-11905", "django__django-12184",
+    "django__django-12497", "django__django-12856", "django__django-13033", "django__django-13401", "django__django-13658", "django__django-13925",
+    "django__django-14238", "django__django-14608", "django__django-14787", "django__django-15202", "django__django-15400", "django__django-15790",
+  ].map((t) => msaRun814("deepseek_bench1", t)),
+  ...[
+    "django__django-11019", "django__django-11283", "django__django-11815", "django__django-12589", "django__django-12915", "django__django-13321",
+    "django__django-13933", "django__django-14411", "django__django-14752", "django__django-15498",
+  ].map((t) => msaRun("deepseek_chat_test_1-100", t, "deepseek/deepseek-chat")),
 ];
 
 export interface Line {
@@ -370,19 +400,20 @@ export function readFromMirror(mirrors: string, src: Source): string {
 
 function main(argv: string[]): void {
   let mirrors = "/work/.mirror";
-  let set: "unseen" | "heldout" = "unseen";
+  let set: "unseen" | "heldout" | "aside" = "unseen";
   let out: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === "--mirrors") mirrors = resolve(argv[++i]!);
     else if (argv[i] === "--out") out = resolve(argv[++i]!);
-    else if (argv[i] === "--set" && (argv[i + 1] === "unseen" || argv[i + 1] === "heldout")) set = argv[++i] as typeof set;
+    else if (argv[i] === "--set" && (argv[i + 1] === "unseen" || argv[i + 1] === "heldout" || argv[i + 1] === "aside")) set = argv[++i] as typeof set;
     else {
-      console.error("usage: tsx bench/corpus/convert-trajectories.ts [--set unseen|heldout] [--mirrors DIR] [--out FILE]");
+      console.error("usage: tsx bench/corpus/convert-trajectories.ts [--set unseen|heldout|aside] [--mirrors DIR] [--out FILE]");
       process.exit(2);
     }
   }
   out ??= resolve(ROOT, `bench/corpus/${set}.jsonl.gz`);
-  const lines = (set === "unseen" ? SOURCES : HELDOUT_SOURCES).map((s) => convertSource(s, readFromMirror(mirrors, s)));
+  const sources = set === "unseen" ? SOURCES : set === "heldout" ? HELDOUT_SOURCES : ASIDE_SOURCES;
+  const lines = sources.map((s) => convertSource(s, readFromMirror(mirrors, s)));
   for (const l of lines) {
     const s = l.stats;
     if (!s.pairing_ok || !s.roles_alternate || !s.unique_tool_use_ids || s.first_role !== "user") throw new Error(`${l.id}: not a well-formed conversation: ${JSON.stringify(s)}`);
