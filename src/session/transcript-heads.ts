@@ -31,54 +31,132 @@ const REF_BYTES = 8;
 
 interface Base {
   ref: HeadRef;
-  messages: Map<string, number>;
-  blocks: Map<string, [number, number]>;
+  messages: ByText<number>;
+  blocks: ByText<[number, number]>;
 }
 
-/** A new base's id: unique within one transcript is enough. */
-export function newHeadId(): string {
-  return randomBytes(6).toString("hex");
+/**
+ * A map from JSON texts, each kept with the first value given for it, found by length first: a
+ * new text of a length no key has (the head's new message, its new blocks) is not hashed, and
+ * the others are compared with the few keys of their length (memoised texts are the same string).
+ */
+class ByText<V> {
+  private readonly byLength = new Map<number, [string, V][]>();
+  get(text: string): V | undefined {
+    const found = this.byLength.get(text.length);
+    if (found) for (const [t, v] of found) if (t === text) return v;
+    return undefined;
+  }
+  /** Adds `text` unless it is there already (the first value stays). */
+  add(text: string, v: V): void {
+    const found = this.byLength.get(text.length);
+    if (!found) this.byLength.set(text.length, [[text, v]]);
+    else if (!found.some(([t]) => t === text)) found.push([text, v]);
+  }
 }
 
-/** The writer's side: remembers the last base it wrote and diffs each new head against it. */
+/**
+ * JSON of messages and blocks, memoised per object. Neither is ever mutated (a changed one is a
+ * new object), and a snip's head is mostly the same objects as the last one's: its first
+ * messages, and the blocks its last message keeps. A message {role, content: […]} is joined from
+ * its blocks' JSON, so the head's new message (the boundary note's) costs one pass over its new
+ * blocks, not one per use (diff, rebase).
+ */
+function jsonMemo() {
+  const memo = new WeakMap<object, string>();
+  const of = (v: object): string => {
+    let text = memo.get(v);
+    if (text === undefined) {
+      text = JSON.stringify(v);
+      memo.set(v, text);
+    }
+    return text;
+  };
+  const plain = (v: unknown) => typeof v !== "object" || v === null || typeof (v as { toJSON?: unknown }).toJSON !== "function";
+  /**
+   * Whether JSON.stringify writes `m` as {"role":…,"content":[its blocks' own JSON]}: those two
+   * keys in this order, and no toJSON (which is told the key it is written under).
+   */
+  const joinable = (m: Message): m is Message & { content: unknown[] } => {
+    const keys = Object.keys(m);
+    return keys.length === 2 && keys[0] === "role" && keys[1] === "content" && Array.isArray(m.content) && plain(m) && m.content.every(plain);
+  };
+  const join = (role: string, parts: readonly string[]) => `{"role":${JSON.stringify(role)},"content":[${parts.join(",")}]}`;
+  const message = (m: Message): string => {
+    let text = memo.get(m);
+    if (text === undefined) {
+      text = joinable(m) ? join(m.role, m.content.map((b) => (b !== null && typeof b === "object" ? of(b) : (JSON.stringify(b) ?? "null")))) : JSON.stringify(m);
+      memo.set(m, text);
+    }
+    return text;
+  };
+  return { message, block: (b: ContentBlock) => of(b), joinable, join, plain };
+}
+
+/**
+ * The writer's side: remembers the last base it wrote and diffs each new head against it, and
+ * names each new base (`newId`: 12 hex characters, unique within the transcript).
+ */
 export function headSharer() {
   let base: Base | null = null;
+  const json = jsonMemo();
+  // A random prefix per writer and a counter: ids from writers that appended to the same file one
+  // after the other (a resumed session) differ, and a base costs no call for randomness.
+  const prefix = randomBytes(4).toString("hex");
+  let next = 0;
   return {
-    /** The diff of `head` against the base, or null when it should be written in full (a new base). */
-    diff(head: readonly Message[]): { head_from: HeadRef; head_diff: HeadDiffItem[] } | null {
+    newId(): string {
+      return `${prefix}${(next++).toString(16).padStart(4, "0")}`;
+    },
+    /**
+     * The diff of `head` against the base, with its JSON (`text`, as JSON.stringify writes
+     * `head_diff`), or null when it should be written in full (a new base).
+     */
+    diff(head: readonly Message[]): { head_from: HeadRef; head_diff: HeadDiffItem[]; text: string } | null {
       if (!base) return null;
       const b = base;
       let full = 0, written = 0;
+      const texts: string[] = [];
       const diff = head.map((m): HeadDiffItem => {
-        const whole = JSON.stringify(m);
+        const whole = json.message(m);
         full += whole.length;
         const j = b.messages.get(whole);
-        if (j !== undefined) return (written += REF_BYTES), j;
-        if (!Array.isArray(m.content)) return (written += whole.length), m;
+        if (j !== undefined) return (written += REF_BYTES), texts.push(`${j}`), j;
+        if (!Array.isArray(m.content)) return (written += whole.length), texts.push(whole), m;
         let blockBytes = 0;
+        const parts: string[] = [];
         const content = m.content.map((block) => {
-          const text = JSON.stringify(block);
+          const text = json.block(block);
           blockBytes += text.length;
           const at = b.blocks.get(text);
           written += at ? REF_BYTES : text.length;
+          parts.push(at ? `[${at[0]},${at[1]}]` : text);
           return at ?? block;
         });
         written += whole.length - blockBytes; // the message's own keys
-        return { ...m, content };
+        const item = { ...m, content };
+        texts.push(json.joinable(m) ? json.join(m.role, parts) : JSON.stringify(item));
+        return item;
       });
-      return written <= DIFF_SHARE * full ? { head_from: { ...b.ref }, head_diff: diff } : null;
+      if (written > DIFF_SHARE * full) return null;
+      // Joined from each message's own JSON, unless a message has a toJSON (told its index in the array).
+      return { head_from: { ...b.ref }, head_diff: diff, text: head.every(json.plain) ? `[${texts.join(",")}]` : JSON.stringify(diff) };
+    },
+    /** `head`'s JSON, as JSON.stringify writes it. */
+    text(head: readonly Message[]): string {
+      return head.every(json.plain) ? `[${head.map(json.message).join(",")}]` : JSON.stringify(head);
     },
     /** `head` was written in full, as base `ref`. */
     rebase(ref: HeadRef, head: readonly Message[]): void {
-      const messages = new Map<string, number>();
-      const blocks = new Map<string, [number, number]>();
+      const messages = new ByText<number>();
+      const blocks = new ByText<[number, number]>();
       head.forEach((m, j) => {
-        const whole = JSON.stringify(m);
-        if (!messages.has(whole)) messages.set(whole, j);
+        const whole = json.message(m);
+        messages.add(whole, j);
         if (!Array.isArray(m.content)) return;
         m.content.forEach((block, k) => {
-          const text = JSON.stringify(block);
-          if (!blocks.has(text)) blocks.set(text, [j, k]);
+          const text = json.block(block);
+          blocks.add(text, [j, k]);
         });
       });
       base = { ref, messages, blocks };

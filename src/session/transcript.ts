@@ -21,7 +21,7 @@ import { dirname } from "node:path";
 import type { Message } from "../messages/types.ts";
 import { LetheInputError, checkMessage } from "../messages/input.ts";
 import { thrownText } from "../messages/input-values.ts";
-import { headSharer, newHeadId } from "./transcript-heads.ts";
+import { headSharer } from "./transcript-heads.ts";
 import { type BoundaryEntry, type EventEntry, type MessageEntry, type SessionHeader, TORN_TAIL_EVENT, TRANSCRIPT_VERSION, type TranscriptEntry, type TranscriptLine } from "./transcript-format.ts";
 
 export * from "./transcript-format.ts";
@@ -66,12 +66,29 @@ export interface TranscriptWriter {
 
 /** The one-line serialisation of an entry (JSON escapes every newline inside strings). */
 export function serializeEntry(entry: TranscriptLine): string {
+  return serializeWith(entry, () => `${JSON.stringify(entry)}\n`);
+}
+
+/** `write()`'s text, or a LetheInputError naming the entry's type (nothing half written). */
+function serializeWith(entry: { type: string }, write: () => string): string {
   try {
-    return `${JSON.stringify(entry)}\n`;
+    return write();
   } catch (e) {
     // A caller's message holding a BigInt, a cycle or a throwing toJSON: nothing half written.
     throw new LetheInputError("transcript", `cannot write this ${entry.type} as JSON: ${thrownText(e)}`);
   }
+}
+
+/**
+ * serializeEntry of `{...entry, ...tail}` where `tail`'s values are already JSON (`tail` lists
+ * [key, JSON] pairs, none of them a key of `entry`): a snip head's JSON comes from what the diff
+ * wrote already, and is not written again.
+ */
+function serializeEntryWith(entry: TranscriptLine, tail: readonly [string, string][]): string {
+  return serializeWith(entry, () => {
+    const json = JSON.stringify(entry);
+    return `${json.slice(0, -1)}${tail.map(([k, v]) => `,${JSON.stringify(k)}:${v}`).join("")}}\n`;
+  });
 }
 
 /** Does the file at `fd` (of `size` bytes) end in the middle of a line? */
@@ -82,10 +99,15 @@ function endsTorn(fd: number, size: number): boolean {
   return last[0] !== 0x0a;
 }
 
-function writeAll(fd: number, buf: Buffer): void {
-  // One write() for the whole line; loop only if the kernel took less (it does not for
-  // regular files short of a full disk or a fatal signal).
-  let off = 0;
+function writeAll(fd: number, text: string): void {
+  // One write() for the whole line, straight from the string (no Buffer copy of a boundary's tens
+  // of kB); loop only if the kernel took less (it does not for regular files short of a full
+  // disk or a fatal signal).
+  const bytes = Buffer.byteLength(text, "utf8");
+  const n = writeSync(fd, text);
+  if (n >= bytes) return;
+  const buf = Buffer.from(text, "utf8");
+  let off = n;
   while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
 }
 
@@ -131,9 +153,11 @@ export function openTranscript(path: string, opts: OpenTranscriptOptions = {}): 
   let torn = endsTorn(fd, size);
 
   /** Writes one line; returns the byte offset it starts at when `where` (else -1). */
-  const write = (entry: TranscriptLine, where = false): number => {
+  const write = (entry: TranscriptLine, where = false): number => writeLine(serializeEntry(entry), where);
+  /** Writes one serialised line (serializeEntry's); returns the byte offset it starts at when `where` (else -1). */
+  const writeLine = (line: string, where = false): number => {
     if (fd === null) throw new Error(`lethe: transcript ${path} is closed`);
-    let text = serializeEntry(entry);
+    let text = line;
     let prefix = "";
     if (torn) {
       const note: EventEntry = {
@@ -147,9 +171,8 @@ export function openTranscript(path: string, opts: OpenTranscriptOptions = {}): 
     }
     // O_APPEND and one writer (the session lock): the line lands at the current end of the file.
     const at = where ? fstatSync(fd).size + Buffer.byteLength(prefix) : -1;
-    const buf = Buffer.from(text, "utf8");
     try {
-      writeAll(fd, buf);
+      writeAll(fd, text);
     } catch (err) {
       // A partial write may have left a fragment: terminate it on the next append.
       torn = true;
@@ -209,11 +232,20 @@ export function openTranscript(path: string, opts: OpenTranscriptOptions = {}): 
       const diff = heads.diff(head);
       if (diff) {
         const { head: _full, tail_from, ...record } = entry;
-        write({ ...record, ...diff, tail_from });
+        // The line is {...record, head_from, head_diff, tail_from}; head_diff's JSON is the diff's.
+        if ("head_from" in record || "head_diff" in record) write({ ...record, head_from: diff.head_from, head_diff: diff.head_diff, tail_from });
+        else writeLine(serializeEntryWith({ ...record, head_from: diff.head_from } as BoundaryEntry, [["head_diff", diff.text], ["tail_from", JSON.stringify(tail_from)]]));
         return entry;
       }
-      const based = { ...entry, head_id: newHeadId() };
-      heads.rebase({ id: based.head_id, at: write(based, true) }, head);
+      const based = { ...entry, head_id: heads.newId() };
+      // The line is {...others, head, tail_from, head_id} (in this order when `b` ends with head
+      // and tail_from, as a snip's boundary does); the head's JSON is joined from the JSON the
+      // sharer keeps per message and block (the diff above wrote most of it).
+      const keys = Object.keys(based);
+      const { head: _head, tail_from, head_id, ...others } = based;
+      const last = keys.slice(-3).join();
+      const line = last === "head,tail_from,head_id" ? serializeEntryWith(others as BoundaryEntry, [["head", heads.text(head)], ["tail_from", JSON.stringify(tail_from)], ["head_id", JSON.stringify(head_id)]]) : serializeEntry(based);
+      heads.rebase({ id: based.head_id, at: writeLine(line, true) }, head);
       return based;
     },
     appendEvent(name, data = {}) {

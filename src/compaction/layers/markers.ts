@@ -9,7 +9,8 @@ export { CLEARED_PREFIX, PERSISTED_TAG, SNIP_PREFIX };
 // One formatter for every marker: n.toLocaleString("en-US") builds a new one on each call (~10 µs
 // each, and micro and snip write several markers a request); format() gives the same text.
 const EN_US = new Intl.NumberFormat("en-US");
-const fmt = (n: number) => EN_US.format(n);
+// Below 1,000 a whole number is written as String() writes it (a snip's count of messages).
+const fmt = (n: number) => (Number.isInteger(n) && n >= 0 && n < 1000 && !Object.is(n, -0) ? String(n) : EN_US.format(n));
 
 export function persistedMarker(args: {
   toolUseId: string;

@@ -70,8 +70,12 @@ export function snip(history: readonly Message[], ctx: LayerContext): LayerResul
   const cfg = ctx.config.snip;
   const none = { history: history as Message[], freedTokens: 0, event: null };
   if (!cfg.enabled || history.length <= (cfg.cacheAware ? cfg.targetMessages + 1 : cfg.triggerMessages)) return none;
+  let total: number | undefined;
   const gate = snipGateTokens(thresholdOf(ctx), ctx.config);
-  if (gate > 0 && (ctx.fixedTokens ?? 0) + ctx.tokens.messages(history) < gate) return none;
+  if (gate > 0) {
+    total = ctx.tokens.messages(history);
+    if ((ctx.fixedTokens ?? 0) + total < gate) return none;
+  }
   const cut = snipCut(history, cfg.keepHead, cfg.targetMessages);
   if (!cut) return none;
   if (cfg.cacheAware && history.length <= cfg.triggerMessages && !snipPays(history, cut, ctx)) return none;
@@ -88,19 +92,38 @@ export function snip(history: readonly Message[], ctx: LayerContext): LayerResul
   const users = selectUserMessages(userMessagesOf(scope), budgets.userMessagesTokens, ctx.tokens, budgets.latestRequestTokens);
   const kept = users.latest === undefined ? users.kept : [...users.kept, users.latest];
   const ledger = ledgerOf(scope);
-  const carried: ContentBlock[] = [{ type: "text", text: note }, ...kept.map((t) => ({ type: "text" as const, text: `${USER_MESSAGE_PREFIX}${t}` }))];
-  carried.push(...carryAttachments(scope, budgets.restoreTotalTokens, ctx.tokens, ctx.archivePath ? ` (${ctx.archivePath})` : "").blocks);
+  // A text the last snip carried too keeps its block (each at most once): its tokens, and its JSON
+  // in the transcript's head, are memoised per block and not worked out again.
+  const before = new Map<string, ContentBlock>();
+  for (const b of carriedBefore.content as ContentBlock[]) if (b.type === "text") before.set(b.text, b);
+  const block = (text: string): ContentBlock => {
+    const b = before.get(text);
+    if (b === undefined) return { type: "text", text };
+    before.delete(text);
+    return b;
+  };
+  const carried: ContentBlock[] = [block(note), ...kept.map((t) => block(`${USER_MESSAGE_PREFIX}${t}`))];
+  const attachments = carryAttachments(scope, budgets.restoreTotalTokens, ctx.tokens, ctx.archivePath ? ` (${ctx.archivePath})` : "").blocks;
+  // Its first block is its note (a new text block); the others are the attachments themselves.
+  carried.push(...attachments.map((b, k) => (k === 0 && b.type === "text" ? block(b.text) : b)));
   // Capped as a rebuild caps it (modified files first): uncapped, it grew with every snip.
-  if (ledger.read.size + ledger.modified.size > 0) carried.push({ type: "text", text: renderLedger(boundedLedger(ledger, budgets.ledgerTokens, ctx.tokens)) });
+  if (ledger.read.size + ledger.modified.size > 0) carried.push(block(renderLedger(boundedLedger(ledger, budgets.ledgerTokens, ctx.tokens))));
   // What was tried and how it ended: without it the agent repeats work after a snip.
   const work = workRecordOf(history.slice(cut.head, cut.tail), carriedWorkOf([carriedBefore]));
   const workText = renderWorkWithin(work, budgets.workTokens, ctx.tokens);
-  if (workText) carried.push({ type: "text", text: workText });
+  if (workText) carried.push(block(workText));
   const bounded: Message = { ...last, content: [...own, ...carried] };
   const out = [...history.slice(0, cut.head - 1), bounded, ...history.slice(cut.tail)];
 
   let freed = ctx.tokens.message(last) - ctx.tokens.message(bounded);
-  for (let i = cut.head; i < cut.tail; i++) freed += ctx.tokens.message(history[i]!);
+  if (total === undefined) for (let i = cut.head; i < cut.tail; i++) freed += ctx.tokens.message(history[i]!);
+  else {
+    // The removed messages' tokens: the history's (counted above) less those of the few it keeps.
+    let kept = 0;
+    for (let i = 0; i < cut.head; i++) kept += ctx.tokens.message(history[i]!);
+    for (let i = cut.tail; i < history.length; i++) kept += ctx.tokens.message(history[i]!);
+    freed += total - kept;
+  }
   if (freed <= 0) return none;
   return {
     history: out,

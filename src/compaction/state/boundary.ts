@@ -44,7 +44,15 @@ export function boundaryDetails(before: readonly Message[], after: readonly Mess
     }
   }
   const tool_results: RemovedToolResult[] = [];
-  for (const [id, r] of results) tool_results.push({ tool_use_id: id, ...(names.has(id) ? { name: names.get(id)! } : {}), full_text: r.where, ...(r.uuid ? { message_uuid: r.uuid } : {}) });
+  for (const [id, r] of results) {
+    // Keys in this order: tool_use_id, name?, full_text, message_uuid? (the line's JSON).
+    const t = { tool_use_id: id } as RemovedToolResult;
+    const name = names.get(id);
+    if (name !== undefined) t.name = name;
+    t.full_text = r.where;
+    if (r.uuid) t.message_uuid = r.uuid;
+    tool_results.push(t);
+  }
 
   const carried: BoundaryDetails["carried"] = { user_messages: 0, latest_request: false, ledger: { read: 0, modified: 0 }, restored_files: [], todos: false, attachments: 0 };
   const was = new Set<Message>(before);

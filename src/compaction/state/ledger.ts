@@ -77,8 +77,12 @@ export function parseLedger(text: string, into: FileLedger = emptyLedger()): Fil
   const end = text.indexOf(LEDGER_CLOSE, start);
   if (start < 0 || end < 0) return into;
   for (const line of text.slice(start, end).split("\n")) {
-    const m = /^(read|modified): (.+)$/.exec(line);
-    if (m) into[m[1] as "read" | "modified"].add(m[2]!);
+    // `read: <path>` or `modified: <path>`, read as /^(read|modified): (.+)$/ would (no regex
+    // match per line: a snip parses the ledger it carried at each snip, and again to log it).
+    const kind = line.startsWith("read: ") ? "read" : line.startsWith("modified: ") ? "modified" : undefined;
+    if (kind === undefined) continue;
+    const path = line.slice(kind.length + 2);
+    if (path !== "" && path.indexOf("\r") < 0 && path.indexOf("\u2028") < 0 && path.indexOf("\u2029") < 0) into[kind].add(path);
   }
   return into;
 }

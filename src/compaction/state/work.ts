@@ -38,8 +38,13 @@ export function shellCommandOf(use: ToolUseBlock): string | undefined {
 
 /** A command's line as a record keeps it: the first non-empty line, trimmed, clipped. */
 export function commandLine(command: string): string {
-  const first = command.split("\n").find((l) => l.trim()) ?? "";
-  return first.trim().slice(0, COMMAND_CHARS);
+  // Line by line up to the first non-blank one: a heredoc's command is kilobytes long.
+  for (let from = 0; ; ) {
+    const nl = command.indexOf("\n", from);
+    const line = (nl < 0 ? command.slice(from) : command.slice(from, nl)).trim();
+    if (line || nl < 0) return line.slice(0, COMMAND_CHARS);
+    from = nl + 1;
+  }
 }
 
 /**
@@ -47,10 +52,27 @@ export function commandLine(command: string): string {
  * line (`ValueError: …`, the last of a traceback), else the first line naming an error.
  */
 export function errorLine(output: string): string | undefined {
-  const lines = output.replace(/<\/?(returncode|output)>/g, "").split("\n");
-  let exception: string | undefined;
-  for (const l of lines) if (/^\s*[\w.]*(?:Error|Exception|Exit)\b[^\n]*:/.test(l)) exception = l;
-  const line = exception ?? lines.find((l) => /error|fail|fatal|not found|denied|no such|invalid|cannot/i.test(l) && !/^Traceback \(most recent/.test(l.trim()));
+  const text = output.replace(/<\/?(returncode|output)>/g, "");
+  // Line by line without splitting the whole output (a failed test run's is long): the last
+  // exception line is looked for from the end, the first line naming an error from the start.
+  let line: string | undefined;
+  for (let end = text.length; ; ) {
+    const nl = end > 0 ? text.lastIndexOf("\n", end - 1) : -1;
+    const l = text.slice(nl + 1, end);
+    if (/^\s*[\w.]*(?:Error|Exception|Exit)\b[^\n]*:/.test(l)) {
+      line = l;
+      break;
+    }
+    if (nl < 0) break;
+    end = nl;
+  }
+  for (let from = 0; line === undefined; ) {
+    const nl = text.indexOf("\n", from);
+    const l = nl < 0 ? text.slice(from) : text.slice(from, nl);
+    if (/error|fail|fatal|not found|denied|no such|invalid|cannot/i.test(l) && !/^Traceback \(most recent/.test(l.trim())) line = l;
+    if (nl < 0) break;
+    from = nl + 1;
+  }
   const t = line?.trim();
   return t ? t.slice(0, ERROR_CHARS) : undefined;
 }
@@ -99,17 +121,33 @@ export interface WorkRecord {
   notes: string[];
 }
 
+/**
+ * `text` on one line (each whitespace run one space, trimmed), or, when that is longer than
+ * `chars` + 1 characters, a prefix of it of more than `chars` + 1 characters: all a note keeps
+ * (its first `chars` - 1, and that there were more). A long reply is not rewritten whole for it.
+ */
+function oneLine(text: string, chars: number): string {
+  if (text.length > 4 * chars) {
+    // A run cut at the end of the slice is one space in both, so this is a prefix of the whole
+    // text's form; past chars + 1 characters the whole one can only lose a trailing space.
+    const head = text.slice(0, 4 * chars).replace(/\s+/g, " ").trimStart();
+    if (head.length > chars + 1) return head;
+  }
+  return text.replace(/\s+/g, " ").trim();
+}
+
 /** The assistant's newest texts, oldest first, each on one line and clipped. */
 function notesOf(history: readonly Message[], limits: WorkLimits): string[] {
   const out: string[] = [];
   for (let i = history.length - 1; i >= 0 && out.length < limits.notes; i--) {
     const m = history[i]!;
     if (m.role !== "assistant") continue;
-    const text = blocksOf(m)
-      .map((b) => (b.type === "text" ? b.text : ""))
-      .join(" ")
-      .replace(/\s+/g, " ")
-      .trim();
+    const text = oneLine(
+      blocksOf(m)
+        .map((b) => (b.type === "text" ? b.text : ""))
+        .join(" "),
+      limits.noteChars,
+    );
     if (text) out.unshift(text.length > limits.noteChars ? `${text.slice(0, limits.noteChars - 1)}…` : text);
   }
   return out;
@@ -151,7 +189,9 @@ export function parseWork(text: string): WorkRecord | undefined {
     if (l.startsWith("$ ")) {
       const at = l.indexOf(ARROW);
       const o: CommandOutcome = { command: at < 0 ? l.slice(2) : l.slice(2, at), exit: "ok" };
-      const m = at < 0 ? null : /^(?:ok|exit (\S+?)(?:: (.*))?)$/.exec(l.slice(at + ARROW.length));
+      const outcome = at < 0 ? "" : l.slice(at + ARROW.length);
+      // Most lines end "ok", which sets nothing (no match of the pattern for it to run).
+      const m = at < 0 || outcome === "ok" ? null : /^(?:ok|exit (\S+?)(?:: (.*))?)$/.exec(outcome);
       if (m?.[1] !== undefined) o.exit = m[1];
       if (m?.[2] !== undefined) o.error = m[2];
       w.commands.push(o);
