@@ -1,8 +1,8 @@
 // What a session costs, with prompt-cache pricing: $ per million tokens for input, output,
 // cache writes and cache reads. Prices are list prices at the time of writing; settings
 // ("pricing") override or add models. Local models (unknown names) cost nothing we can know.
-import { readFileSync } from "node:fs";
 import { normalizeModelName } from "../model/models.ts";
+import { linesWith } from "../session/transcript-scan.ts";
 import type { Usage } from "../tokens/meter.ts";
 import type { Pricing } from "./settings.ts";
 
@@ -87,22 +87,16 @@ export function requestCostOf(pricing: Record<string, Pricing>): (model: string,
 
 /** Dollars the request lines of a transcript add up to (what a resumed session had already cost). */
 export function costInTranscript(path: string): number {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch {
-    return 0;
-  }
   let total = 0;
-  // Only request lines carry cost_usd; a line that does not parse costs nothing.
-  for (const line of text.split("\n")) {
-    if (!line.includes('"cost_usd"')) continue;
+  // Only request lines carry cost_usd, and only those lines are parsed (a transcript is tens of MB);
+  // a line that does not parse (a torn last line) costs nothing.
+  linesWith(path, '"cost_usd"', (line) => {
     try {
-      const e = JSON.parse(line) as { name?: unknown; cost_usd?: unknown };
-      if (e.name === "request" && typeof e.cost_usd === "number" && Number.isFinite(e.cost_usd)) total += e.cost_usd;
+      const e = JSON.parse(line) as { type?: unknown; name?: unknown; cost_usd?: unknown };
+      if (e.type === "event" && e.name === "request" && typeof e.cost_usd === "number" && Number.isFinite(e.cost_usd)) total += e.cost_usd;
     } catch {
-      // a torn last line
+      // not a line of its own
     }
-  }
+  });
   return total;
 }

@@ -9,6 +9,7 @@ import { UncompactError, tooLargeToUndo } from "../engine/steer.ts";
 import { resolveModelInfo } from "../model/models.ts";
 import { REQUEST_EVENT } from "../session/transcript.ts";
 import { loadTranscript } from "../session/transcript.ts";
+import { lastLineWith } from "../session/transcript-scan.ts";
 import { uncompactTranscript } from "../session/uncompact.ts";
 import { DEFAULT_MAX_OUTPUT, type RunConfig } from "./config.ts";
 import type { AgentSession } from "./session.ts";
@@ -77,17 +78,18 @@ export async function switchModel(session: AgentSession, to: string, window: Win
 
 /** The model and window of the session's last answered request (its transcript's request lines), if any. */
 export function lastRequestWindow(transcriptPath: string): { model: string; contextWindow: number } | undefined {
-  let entries;
-  try {
-    entries = loadTranscript(transcriptPath).entries;
-  } catch {
-    return undefined;
-  }
-  for (let i = entries.length - 1; i >= 0; i--) {
-    const e = entries[i] as { type: string; name?: string; model?: unknown; context_window?: unknown; summary?: unknown };
-    if (e.type === "event" && e.name === REQUEST_EVENT && !e.summary && typeof e.model === "string" && typeof e.context_window === "number") return { model: e.model, contextWindow: e.context_window };
-  }
-  return undefined;
+  let found: { model: string; contextWindow: number } | undefined;
+  // From the end: the last request line is near it, and the transcript may be tens of MB.
+  lastLineWith(transcriptPath, `"name":"${REQUEST_EVENT}"`, (line) => {
+    try {
+      const e = JSON.parse(line) as { type?: unknown; name?: unknown; model?: unknown; context_window?: unknown; summary?: unknown };
+      if (e.type === "event" && e.name === REQUEST_EVENT && !e.summary && typeof e.model === "string" && typeof e.context_window === "number") found = { model: e.model, contextWindow: e.context_window };
+    } catch {
+      // a torn line, or the marker inside another line's text
+    }
+    return found !== undefined;
+  });
+  return found;
 }
 
 /**
