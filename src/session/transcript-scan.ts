@@ -8,7 +8,8 @@ const NL = 0x0a;
 /** Bytes read at a time. */
 export const SCAN_CHUNK = 1 << 20;
 
-function readAt(fd: number, buf: Buffer, position: number): number {
+/** Fills `buf` from `position` (fewer bytes at the end of the file); returns how many were read. */
+export function readAt(fd: number, buf: Buffer, position: number): number {
   let off = 0;
   while (off < buf.length) {
     const n = readSync(fd, buf, off, buf.length - off, position + off);

@@ -9,6 +9,7 @@ import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import type { Message } from "../messages/types.ts";
 import type { BoundaryEntry, LoadedTranscript } from "./transcript-format.ts";
 import type { HeadRef } from "./transcript-heads.ts";
+import { readAt } from "./transcript-scan.ts";
 import { parseTranscript, unreadable } from "./transcript-read.ts";
 
 const CHUNK = 1 << 20;
@@ -80,12 +81,7 @@ export function loadTranscriptTail(path: string): LoadedTranscript & { from: num
 }
 
 function readAll(fd: number, buf: Buffer, position: number): void {
-  let off = 0;
-  while (off < buf.length) {
-    const n = readSync(fd, buf, off, buf.length - off, position + off);
-    if (n === 0) break;
-    off += n;
-  }
+  readAt(fd, buf, position);
 }
 
 /** The full snip head of the boundary line at `ref.at`, if that line is the base `ref` names. */
