@@ -44,15 +44,18 @@ const MSA = { repo: "SWE-agent/mini-swe-agent", licence: "MIT" } as const;
 /** mini-swe-agent GitHub PR #816's evaluation artifacts (head of fork XieZhiliang-code/mini-swe-agent). */
 const MSA_PR = "ec0e8e849fea5b1619deb1753007201000904672";
 
-const msaRun = (run: string, task: string, model: string): Source => ({
-  id: `msa-${run}-${task}`,
+/** A mini-swe-agent run's trajectory of one task at `commit`, as a source whose id starts with `prefix`. */
+const msaTask = (prefix: string, commit: string, agent: string, run: string, task: string, model: string): Source => ({
+  id: `${prefix}-${run}-${task}`,
   ...MSA,
-  commit: MSA_PR,
+  commit,
   path: `output/${run}/${task}/${task}.traj.json`,
   kind: "mini-swe-agent",
-  agent: "mini-swe-agent 2.2.7 (tool calls)",
+  agent,
   model,
 });
+
+const msaRun = (run: string, task: string, model: string): Source => msaTask("msa", MSA_PR, "mini-swe-agent 2.2.7 (tool calls)", run, task, model);
 
 export const SOURCES: Source[] = [
   { id: "swea-gpt4-pydicom-1458", ...SWEA, path: "tests/test_data/trajectories/gpt4__swe-bench-dev-easy_first_only__default__t-0.00__p-0.95__c-3.00__install-1/pydicom__pydicom-1458.traj", kind: "swe-agent-0", agent: "SWE-agent 0.x (ACI commands)", model: "gpt4" },
@@ -83,18 +86,14 @@ export const SOURCES: Source[] = [
   msaRun("deepseek_reasoner_dev", "pvlib__pvlib-python-1707", "deepseek/deepseek-reasoner"),
 ];
 
-/** mini-swe-agent GitHub PR #814's evaluation artifacts (head of the same contributor's fork): other runs than PR #816's. */
+/**
+ * mini-swe-agent GitHub PR #814's evaluation artifacts (head of the same contributor's fork). PR
+ * #816's head descends from it: its deepseek_bench1 is PR #816's deepseek_chat_test_1-100 (the same
+ * tree) and its deepseek_bench_dev holds PR #816's deepseek_chat_dev trajectories (PROVENANCE.md).
+ */
 const MSA_PR814 = "41a1e33ba94bbf7a0d2410dec46f99a8690113c0";
 
-const msaRun814 = (run: string, task: string): Source => ({
-  id: `msa814-${run}-${task}`,
-  ...MSA,
-  commit: MSA_PR814,
-  path: `output/${run}/${task}/${task}.traj.json`,
-  kind: "mini-swe-agent",
-  agent: "mini-swe-agent 2.2.x (tool calls)",
-  model: "deepseek/deepseek-chat",
-});
+const msaRun814 = (run: string, task: string): Source => msaTask("msa814", MSA_PR814, "mini-swe-agent 2.2.x (tool calls)", run, task, "deepseek/deepseek-chat");
 
 const ctfDemo = (category: string, name: string): Source => ({
   id: `swea-demo-ctf-${category}-${name}`,
