@@ -39,20 +39,28 @@ export function linesWith(path: string, marker: string, onLine: (line: string) =
   let bytesRead = 0;
   try {
     const size = fstatSync(fd).size;
-    let carry: Buffer = Buffer.alloc(0);
+    // The start of a line whose end is not read yet, in parts: a line longer than a chunk is
+    // joined once, when it ends, not once per chunk.
+    let pending: Buffer[] = [];
     for (let pos = 0; pos < size; ) {
-      const part = Buffer.alloc(Math.min(chunk, size - pos));
-      const n = readAt(fd, part, pos);
+      const read = Buffer.alloc(Math.min(chunk, size - pos));
+      const n = readAt(fd, read, pos);
       if (n === 0) break;
       pos += n;
       bytesRead += n;
-      const buf = carry.length ? Buffer.concat([carry, part.subarray(0, n)]) : part.subarray(0, n);
+      const part = read.subarray(0, n);
+      if (pos < size && part.indexOf(NL) < 0) {
+        pending.push(part);
+        continue;
+      }
+      const buf = pending.length ? Buffer.concat([...pending, part]) : part;
       // Whole lines end at the last newline; the rest waits for the next chunk (or is the last line).
       const end = pos >= size ? buf.length : buf.lastIndexOf(NL) + 1;
       emit(buf, end, needle, onLine);
-      carry = Buffer.from(buf.subarray(end));
+      pending = end < buf.length ? [Buffer.from(buf.subarray(end))] : [];
     }
-    if (carry.length) emit(carry, carry.length, needle, onLine);
+    const rest = pending.length ? Buffer.concat(pending) : null;
+    if (rest) emit(rest, rest.length, needle, onLine);
   } finally {
     closeSync(fd);
   }
@@ -85,20 +93,21 @@ export function lastLineWith(path: string, marker: string, accept: (line: string
   let bytesRead = 0;
   try {
     let end = fstatSync(fd).size;
-    // The start of a line whose end is in a later chunk.
-    let carry: Buffer = Buffer.alloc(0);
+    // The end of a line whose start is in an earlier chunk, in parts: a line longer than a chunk
+    // is joined once, when its start is read, not once per chunk.
+    let carry: Buffer[] = [];
     while (end > 0) {
       const from = Math.max(0, end - chunk);
       const part = Buffer.alloc(end - from);
       bytesRead += readAt(fd, part, from);
-      const buf = carry.length ? Buffer.concat([part, carry]) : part;
-      // Lines wholly in buf start after its first newline (or at the file's start).
-      const first = from === 0 ? 0 : buf.indexOf(NL) + 1;
-      if (from > 0 && first === 0) {
-        carry = buf;
+      if (from > 0 && part.indexOf(NL) < 0) {
+        carry.unshift(part);
         end = from;
         continue;
       }
+      const buf = carry.length ? Buffer.concat([part, ...carry]) : part;
+      // Lines wholly in buf start after its first newline (or at the file's start).
+      const first = from === 0 ? 0 : buf.indexOf(NL) + 1;
       for (let at = buf.lastIndexOf(needle); at >= first; ) {
         const start = Math.max(first, buf.lastIndexOf(NL, at) + 1);
         let stop = buf.indexOf(NL, at);
@@ -107,7 +116,7 @@ export function lastLineWith(path: string, marker: string, accept: (line: string
         if (accept(line)) return { line, bytesRead };
         at = start - 1 >= first ? buf.lastIndexOf(needle, start - 1) : -1;
       }
-      carry = Buffer.from(buf.subarray(0, first));
+      carry = first > 0 ? [Buffer.from(buf.subarray(0, first))] : [];
       end = from;
     }
   } finally {

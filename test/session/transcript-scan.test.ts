@@ -92,6 +92,14 @@ test("the last request line of a 20 MB transcript is found reading from its end 
     assert.ok(r.bytesRead <= 2 * (1 << 20), `${r.bytesRead} bytes read`);
     assert.deepEqual(lastRequestWindow(path), { model: "m", contextWindow: 10_000 });
     assert.ok(Math.abs(costInTranscript(path) - 100) < 1e-6);
+    // A line far longer than a chunk (a hostile or huge message) on either side of the request line.
+    const long = join(dir, "long.jsonl");
+    writeFileSync(long, `${JSON.stringify({ type: "message", x: "a".repeat(3_000_000) })}\n${req(7)}\n${JSON.stringify({ type: "message", y: "b".repeat(3_000_000) })}`);
+    assert.deepEqual(lastRequestWindow(long), { model: "m", contextWindow: 7 });
+    assert.ok(Math.abs(costInTranscript(long) - 0.01) < 1e-9);
+    let seen = 0;
+    linesWith(long, '"cost_usd"', () => seen++, 4096);
+    assert.equal(seen, 1);
     assert.equal(lastRequestWindow(join(dir, "none.jsonl")), undefined);
     assert.equal(costInTranscript(join(dir, "none.jsonl")), 0);
   } finally {
