@@ -66,7 +66,25 @@ export function makeWorkspace(settings?: unknown): Workspace {
     mkdirSync(join(dir, ".lethe"), { recursive: true });
     writeFileSync(join(dir, ".lethe", "settings.json"), typeof settings === "string" ? settings : JSON.stringify(settings, null, 2));
   }
-  return { dir, home, cleanup: () => rmSync(base, { recursive: true, force: true }) };
+  return { dir, home, cleanup: () => removeTree(base) };
+}
+
+/**
+ * Removes a test's folder. A lethe killed with its terminal (tmux kill-server) may still be
+ * writing its transcript as the folder goes, so ENOTEMPTY gets a fresh pass (each pass lists
+ * the folder again), for up to ~5 s.
+ */
+export function removeTree(path: string): void {
+  for (let pass = 1; ; pass++) {
+    try {
+      rmSync(path, { recursive: true, force: true });
+      return;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (pass >= 25 || (code !== "ENOTEMPTY" && code !== "EBUSY")) throw err;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+    }
+  }
 }
 
 /** A clean environment: no provider variables from the machine running the tests. */
