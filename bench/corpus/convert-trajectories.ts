@@ -4,12 +4,14 @@
 // user message, tool_result blocks first), with meta.final_diff_files from each session's
 // submitted patch. Sources, commits and licences: SOURCES below and bench/corpus/PROVENANCE.md.
 //
-//   tsx bench/corpus/convert-trajectories.ts [--set unseen|heldout|aside] [--mirrors DIR] [--out FILE]
+//   tsx bench/corpus/convert-trajectories.ts [--set unseen|heldout|aside|fresh] [--mirrors DIR] [--out FILE]
 //
 // --set heldout builds bench/corpus/heldout.jsonl.gz instead: the sessions set aside while the
 // policy was tuned on the other two corpora (HELDOUT_SOURCES). --set aside builds
 // bench/corpus/aside.jsonl.gz: a blind set kept aside while the policy was changed after the
-// held-aside set had been replayed once (ASIDE_SOURCES).
+// held-aside set had been replayed once (ASIDE_SOURCES). --set fresh builds
+// bench/corpus/fresh.jsonl.gz: a second blind set, fixed after the aside set had been replayed
+// (FRESH_SOURCES).
 //
 // Each source is read with `git show COMMIT:PATH` from a bare clone at DIR/<owner>+<name>/repo
 // (default DIR: /work/.mirror; any clone of the repository works: `--mirrors` must hold
@@ -156,6 +158,24 @@ export const ASIDE_SOURCES: Source[] = [
   ...[
     "django__django-11019", "django__django-11283", "django__django-11815", "django__django-12589", "django__django-12915", "django__django-13321",
     "django__django-13933", "django__django-14411", "django__django-14752", "django__django-15498",
+  ].map((t) => msaRun("deepseek_chat_test_1-100", t, "deepseek/deepseek-chat")),
+];
+
+/**
+ * The second blind set (bench/corpus/fresh.jsonl.gz), fixed before the policy work that followed
+ * aside.jsonl.gz's replay (which made that set one more tuning set): every instance of PR #816's
+ * deepseek_chat_test_1-100 run in no other corpus, aside.jsonl.gz included (42; the rule leaves no
+ * choice). Instances as ASIDE_SOURCES reads them (django__django-13220 has no trajectory there).
+ */
+export const FRESH_SOURCES: Source[] = [
+  ...[
+    "astropy__astropy-6938", "astropy__astropy-7746", "django__django-10914", "django__django-11039", "django__django-11049", "django__django-11179",
+    "django__django-11422", "django__django-11630", "django__django-11742", "django__django-11964", "django__django-11999", "django__django-12113",
+    "django__django-12286", "django__django-12308", "django__django-12453", "django__django-12700", "django__django-12708", "django__django-12908",
+    "django__django-12983", "django__django-13158", "django__django-13230", "django__django-13447", "django__django-13448", "django__django-13590",
+    "django__django-13660", "django__django-13710", "django__django-13768", "django__django-14016", "django__django-14155", "django__django-14382",
+    "django__django-14580", "django__django-14667", "django__django-14672", "django__django-14855", "django__django-14915", "django__django-15061",
+    "django__django-15252", "django__django-15320", "django__django-15388", "django__django-15695", "django__django-15789", "django__django-15814",
   ].map((t) => msaRun("deepseek_chat_test_1-100", t, "deepseek/deepseek-chat")),
 ];
 
@@ -399,19 +419,19 @@ export function readFromMirror(mirrors: string, src: Source): string {
 
 function main(argv: string[]): void {
   let mirrors = "/work/.mirror";
-  let set: "unseen" | "heldout" | "aside" = "unseen";
+  let set: "unseen" | "heldout" | "aside" | "fresh" = "unseen";
   let out: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === "--mirrors") mirrors = resolve(argv[++i]!);
     else if (argv[i] === "--out") out = resolve(argv[++i]!);
-    else if (argv[i] === "--set" && (argv[i + 1] === "unseen" || argv[i + 1] === "heldout" || argv[i + 1] === "aside")) set = argv[++i] as typeof set;
+    else if (argv[i] === "--set" && ["unseen", "heldout", "aside", "fresh"].includes(argv[i + 1]!)) set = argv[++i] as typeof set;
     else {
-      console.error("usage: tsx bench/corpus/convert-trajectories.ts [--set unseen|heldout|aside] [--mirrors DIR] [--out FILE]");
+      console.error("usage: tsx bench/corpus/convert-trajectories.ts [--set unseen|heldout|aside|fresh] [--mirrors DIR] [--out FILE]");
       process.exit(2);
     }
   }
   out ??= resolve(ROOT, `bench/corpus/${set}.jsonl.gz`);
-  const sources = set === "unseen" ? SOURCES : set === "heldout" ? HELDOUT_SOURCES : ASIDE_SOURCES;
+  const sources = { unseen: SOURCES, heldout: HELDOUT_SOURCES, aside: ASIDE_SOURCES, fresh: FRESH_SOURCES }[set];
   const lines = sources.map((s) => convertSource(s, readFromMirror(mirrors, s)));
   for (const l of lines) {
     const s = l.stats;

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { diffFiles, finalDiffFilesOf, isSubmission, submittedPatch } from "../../bench/corpus/final-diff.ts";
 import { deriveFinalDiffs } from "../../bench/corpus/derive-final-diffs.ts";
-import { ASIDE_SOURCES, Conversation, HELDOUT_SOURCES, SOURCES, convertMiniSweAgent, convertSource, convertSweAgent, statsOf, type Source } from "../../bench/corpus/convert-trajectories.ts";
+import { ASIDE_SOURCES, Conversation, FRESH_SOURCES, HELDOUT_SOURCES, SOURCES, convertMiniSweAgent, convertSource, convertSweAgent, statsOf, type Source } from "../../bench/corpus/convert-trajectories.ts";
 import { validate } from "../../src/messages/invariants.ts";
 import type { Message } from "../../src/messages/types.ts";
 
@@ -153,22 +153,27 @@ test("the held-aside set shares no task with the unseen corpus, nor with the sha
   }
 });
 
-test("the blind aside set shares no task with the unseen, held-aside or shared corpus, nor with itself, and no file or id", () => {
-  const task = (path: string) => path.split("/").pop()!.replace(/\.traj(\.json)?$/, "").replace(/_demo$/, "");
-  const others = new Set([...SOURCES, ...HELDOUT_SOURCES].map((s) => task(s.path)));
-  const aside = ASIDE_SOURCES.map((s) => task(s.path));
-  assert.ok(aside.length > 0);
-  assert.equal(new Set(aside).size, aside.length, "each task once");
-  for (const t of aside) assert.ok(!others.has(t), `${t} is in unseen.jsonl.gz or heldout.jsonl.gz`);
-  const files = new Set([...SOURCES, ...HELDOUT_SOURCES].map((s) => `${s.repo}@${s.commit}:${s.path}`));
-  for (const s of ASIDE_SOURCES) assert.ok(!files.has(`${s.repo}@${s.commit}:${s.path}`));
-  const known = new Set([...SOURCES, ...HELDOUT_SOURCES].map((s) => s.id));
-  assert.equal(new Set(ASIDE_SOURCES.map((s) => s.id)).size, ASIDE_SOURCES.length);
-  for (const s of ASIDE_SOURCES) assert.ok(!known.has(s.id), `${s.id} is an id of another corpus`);
-  const shared = join(import.meta.dirname, "../../../shared/corpus/real_sessions.jsonl");
-  if (existsSync(shared)) {
-    const ids = readFileSync(shared, "utf8").split("\n").filter((l) => l.trim()).map((l) => (JSON.parse(l) as { id: string }).id);
-    for (const t of aside) assert.ok(!ids.some((id) => id.endsWith(t)), `${t} is in the shared corpus`);
-    for (const s of ASIDE_SOURCES) assert.ok(!ids.includes(s.id), `${s.id} is an id of the shared corpus`);
-  }
-});
+for (const [name, set, before] of [
+  ["aside", ASIDE_SOURCES, [...SOURCES, ...HELDOUT_SOURCES]],
+  ["fresh", FRESH_SOURCES, [...SOURCES, ...HELDOUT_SOURCES, ...ASIDE_SOURCES]],
+] as const) {
+  test(`the blind ${name} set shares no task with the corpora before it or the shared corpus, nor with itself, and no file or id`, () => {
+    const task = (path: string) => path.split("/").pop()!.replace(/\.traj(\.json)?$/, "").replace(/_demo$/, "");
+    const others = new Set(before.map((s) => task(s.path)));
+    const tasks = set.map((s) => task(s.path));
+    assert.ok(tasks.length > 0);
+    assert.equal(new Set(tasks).size, tasks.length, "each task once");
+    for (const t of tasks) assert.ok(!others.has(t), `${t} is in an earlier corpus`);
+    const files = new Set(before.map((s) => `${s.repo}@${s.commit}:${s.path}`));
+    for (const s of set) assert.ok(!files.has(`${s.repo}@${s.commit}:${s.path}`));
+    const known = new Set(before.map((s) => s.id));
+    assert.equal(new Set(set.map((s) => s.id)).size, set.length);
+    for (const s of set) assert.ok(!known.has(s.id), `${s.id} is an id of another corpus`);
+    const shared = join(import.meta.dirname, "../../../shared/corpus/real_sessions.jsonl");
+    if (existsSync(shared)) {
+      const ids = readFileSync(shared, "utf8").split("\n").filter((l) => l.trim()).map((l) => (JSON.parse(l) as { id: string }).id);
+      for (const t of tasks) assert.ok(!ids.some((id) => id.endsWith(t)), `${t} is in the shared corpus`);
+      for (const s of set) assert.ok(!ids.includes(s.id), `${s.id} is an id of the shared corpus`);
+    }
+  });
+}
