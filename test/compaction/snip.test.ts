@@ -136,23 +136,24 @@ test("the ledger a snip carries is capped as a rebuild caps it (it used to grow 
   assert.match(ledger, /src\/app\.py/, "the modified file stays");
 });
 
-test("the pressure gate: snip waits for the context a summary's rebuild would hold (a quarter of the threshold on small windows), and never past snip.maxGateTokens (32k), whatever the window", async () => {
+test("the pressure gate: snip waits for the context a summary's rebuild would hold (a quarter of the threshold on small windows), and never past snip.maxGateTokens (16k), whatever the window", async () => {
   const { rebuildShare, snipGateTokens, autoCompactThreshold } = await import("../../src/compaction/config/config.ts");
   const { resolveConfig } = await import("../../src/compaction/config/config.ts");
   const c = resolveConfig();
   const at = (window: number, maxOutputTokens: number) => snipGateTokens(autoCompactThreshold({ contextWindow: window, maxOutputTokens }, c), c);
-  // 32k (threshold 20,800): a quarter, as a rebuild takes; 200k (threshold 167,000): the 32k cap.
+  // 32k (threshold 20,800): a quarter, as a rebuild takes; 200k (threshold 167,000): the 16k cap.
   assert.equal(at(32_000, 8_000), Math.floor(rebuildShare(20_800) * 20_800));
   assert.ok(at(32_000, 8_000) < 6_000, `${at(32_000, 8_000)}`);
-  assert.equal(at(200_000, 32_000), 32_000);
-  // On a 200k window a 36k-token session whose middle is worth snipping is snipped (it waited for 83.5k).
-  const h = bashSession(12, 8_000); // 25 messages, ~36k tokens
-  const r = snip(h, context({ window: 200_000 }));
-  assert.ok(r.event, "snipped at 36k tokens on a 200k window");
-  // At 30k tokens it is under the gate and waits, though the cache rule alone would snip.
-  const small = bashSession(10, 8_000);
+  assert.equal(at(200_000, 32_000), 16_000);
+  // On a 200k window a 21k-token session whose middle is worth snipping is snipped (it waited for
+  // 32k before, and for 83.5k before that).
+  const h = bashSession(14, 4_000); // 29 messages, ~21k tokens
+  assert.ok(snip(h, context({ window: 200_000 })).event, "snipped at 21k tokens on a 200k window");
+  assert.equal(snip(h, context({ window: 200_000, config: { snip: { maxGateTokens: 32_000 } } })).event, null, "the old cap waits");
+  // At 15k tokens it is under the gate and waits, though the cache rule alone would snip.
+  const small = bashSession(10, 4_000);
   assert.equal(snip(small, context({ window: 200_000 })).event, null);
-  assert.ok(snip(small, context({ window: 200_000, config: { snip: { maxGateTokens: 20_000 } } })).event, "a lower cap snips it");
+  assert.ok(snip(small, context({ window: 200_000, config: { snip: { maxGateTokens: 8_000 } } })).event, "a lower cap snips it");
   // An explicit share is the user's: the old half-threshold gate comes back with the cap lifted.
   assert.equal(snip(h, context({ window: 200_000, config: { snip: { minThresholdShare: 0.5, maxGateTokens: 1_000_000 } } })).event, null);
 });

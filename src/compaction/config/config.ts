@@ -54,11 +54,11 @@ export const DEFAULT_CONFIG: CompactionConfig = {
     targetMessages: 6,
     keepHead: 3,
     // The pressure gate (snipGateTokens): snip waits until the context is larger than a summary
-    // would leave it, and never past 32k tokens: beyond that a verbatim middle buys the model
-    // little (NoLiMa, ICML 2025: at 32k, 11 of 13 long-context models score under half their
-    // short-context baseline) and every request pays to read it.
-    // minThresholdShare, unset, is the rebuild's share of the threshold.
-    maxGateTokens: 32_000,
+    // would leave it, and never past 16k tokens, NoLiMa's (ICML 2025) measure of a model's
+    // effective length: at 16k no model it tested keeps 85% of its short-context score (GPT-4o,
+    // the best, 89% at 8k, 82% at 16k). Past it a verbatim middle buys the model little and every
+    // request pays to read it. minThresholdShare, unset, is the rebuild's share of the threshold.
+    maxGateTokens: 16_000,
     cacheAware: true,
   },
   micro: {
