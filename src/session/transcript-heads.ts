@@ -115,30 +115,42 @@ export function headSharer() {
     diff(head: readonly Message[]): { head_from: HeadRef; head_diff: HeadDiffItem[]; text: string } | null {
       if (!base) return null;
       const b = base;
+      // First what the diff would write, by lookups alone: a head that shares too little is
+      // written in full, and its diff is never built (each snip of a long removed part is one).
       let full = 0, written = 0;
+      for (const m of head) {
+        const whole = json.message(m);
+        full += whole.length;
+        if (b.messages.get(whole) !== undefined) written += REF_BYTES;
+        else if (!Array.isArray(m.content)) written += whole.length;
+        else {
+          let blockBytes = 0;
+          for (const block of m.content) {
+            const text = json.block(block);
+            blockBytes += text.length;
+            written += b.blocks.get(text) ? REF_BYTES : text.length;
+          }
+          written += whole.length - blockBytes; // the message's own keys
+        }
+      }
+      if (written > DIFF_SHARE * full) return null;
       const texts: string[] = [];
       const diff = head.map((m): HeadDiffItem => {
         const whole = json.message(m);
-        full += whole.length;
         const j = b.messages.get(whole);
-        if (j !== undefined) return (written += REF_BYTES), texts.push(`${j}`), j;
-        if (!Array.isArray(m.content)) return (written += whole.length), texts.push(whole), m;
-        let blockBytes = 0;
+        if (j !== undefined) return texts.push(`${j}`), j;
+        if (!Array.isArray(m.content)) return texts.push(whole), m;
         const parts: string[] = [];
         const content = m.content.map((block) => {
           const text = json.block(block);
-          blockBytes += text.length;
           const at = b.blocks.get(text);
-          written += at ? REF_BYTES : text.length;
           parts.push(at ? `[${at[0]},${at[1]}]` : text);
           return at ?? block;
         });
-        written += whole.length - blockBytes; // the message's own keys
         const item = { ...m, content };
         texts.push(json.joinable(m) ? json.join(m.role, parts) : JSON.stringify(item));
         return item;
       });
-      if (written > DIFF_SHARE * full) return null;
       // Joined from each message's own JSON, unless a message has a toJSON (told its index in the array).
       return { head_from: { ...b.ref }, head_diff: diff, text: head.every(json.plain) ? `[${texts.join(",")}]` : JSON.stringify(diff) };
     },
