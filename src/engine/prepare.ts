@@ -5,7 +5,7 @@ import type { Message } from "../messages/types.ts";
 import { repair, validate } from "../messages/invariants.ts";
 import { fromServerStart } from "../messages/compaction.ts";
 import { prepare } from "../compaction/pipeline.ts";
-import { indexNewCalls } from "../compaction/state/ledger.ts";
+import { indexNewMessages } from "../compaction/state/prime.ts";
 import { compactionRecords } from "../compaction/state/records.ts";
 import { type EnginePrepareResult, InvariantError, type PrepareCall } from "./contract.ts";
 import { logLayer } from "./boundary-log.ts";
@@ -23,8 +23,8 @@ export function prepareRequest(s: EngineState, input: readonly Message[], call: 
   // so they are neither counted, compacted nor sent (the transcript has them).
   const history = fromServerStart(s.follower.resolve(input));
   const repaired = repair(history);
-  // The file ledger is parsed a turn at a time, not all at once when a compaction walks it.
-  indexNewCalls(repaired.history, s.indexed);
+  // The file ledger and the work record are read a turn at a time, not all at once when a compaction walks them.
+  indexNewMessages(repaired.history, s.indexed, s.counter);
   const result = prepare(repaired.history, layerContext(s, call));
   // repair's output is valid; only a layer that changed something needs a second look.
   if (result.history !== repaired.history) checked(result.history);

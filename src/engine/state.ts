@@ -8,6 +8,7 @@ import { type CompactionConfig, autoCompactThreshold } from "../compaction/confi
 import type { CompactionEvent, LayerContext, ModelWindow, SummaryKind, ToolResultStore } from "../compaction/types.ts";
 import { type Compactor, type SummaryDraft, createCompactor } from "../compaction/summary/compactor.ts";
 import { createFileStore, createMemoryStore } from "../session/tool-results.ts";
+import { LEDGER_OPEN, WORK_OPEN } from "../compaction/state/tags.ts";
 import { type TokenCounter, createTokenCounter } from "../tokens/count.ts";
 import { type ContextMeter, createContextMeter } from "../tokens/meter.ts";
 import { createTruncationDetector } from "../tokens/truncation.ts";
@@ -75,7 +76,7 @@ export function createState(opts: EngineOptions, resolved: CompactionConfig): En
   // would be paid for and then lost with it. The summary runs when it is needed instead.
   const config = isConversationStore(opts.store) ? { ...resolved, summary: { ...resolved.summary, presummaryShare: 0 } } : resolved;
   const window: ModelWindow = { contextWindow: opts.contextWindow, maxOutputTokens: opts.maxOutputTokens };
-  const counter = createTokenCounter(undefined, { media: opts.media ?? (/^(?:gpt|o\d|chatgpt)/i.test(opts.model ?? "") ? "openai" : "anthropic") });
+  const counter = createTokenCounter(undefined, { media: opts.media ?? (/^(?:gpt|o\d|chatgpt)/i.test(opts.model ?? "") ? "openai" : "anthropic"), lineCounted: [LEDGER_OPEN, WORK_OPEN] });
   const archivePath = opts.sessionDir ? join(opts.sessionDir, "transcript.jsonl") : undefined;
   const collecting = new Set<CompactionEvent[]>();
   const link = isConversationStore(opts.store) ? createLink(opts.store, opts.conversationId!) : undefined;

@@ -10,7 +10,7 @@ import type { Message } from "../messages/types.ts";
 import { autoCompactThreshold } from "../compaction/config/config.ts";
 import { prepare } from "../compaction/pipeline.ts";
 import { boundaryDetails } from "../compaction/state/boundary.ts";
-import { indexNewCalls } from "../compaction/state/ledger.ts";
+import { indexNewMessages } from "../compaction/state/prime.ts";
 import { userMessagesOf } from "../compaction/state/retain.ts";
 import { type SummaryDraft, samePrefix } from "../compaction/summary/compactor.ts";
 import type { CompactPreviewEvent, SummaryKind, UncompactEvent, WindowSetEvent } from "../compaction/types.ts";
@@ -59,7 +59,7 @@ export function setWindow(s: EngineState, contextWindow: number, maxOutputTokens
 /** The history a preview or an undo starts from: the server's part, repaired, through the cheap layers with copies of their state. */
 function dryPrepared(s: EngineState, history: readonly Message[], call: PrepareCall): Message[] {
   const repaired = repair(fromServerStart(s.follower.resolve(history))).history;
-  indexNewCalls(repaired, s.indexed);
+  indexNewMessages(repaired, s.indexed, s.counter);
   return prepare(repaired, { ...layerContext(s, call), persisted: new Map(s.persisted), cleared: new Map(s.cleared) }).history;
 }
 

@@ -507,6 +507,11 @@ export function estimateTokens(text: string): number {
   return Math.round(estimateWith(text, WEIGHTS));
 }
 
+/** The estimate before rounding (a record counted line by line sums its lines' and rounds once: ./count.ts). */
+export function estimateUnrounded(text: string): number {
+  return estimateWith(text, WEIGHTS);
+}
+
 /** @internal the weights in use, for the calibration script. */
 export function currentWeights(): Float64Array {
   return WEIGHTS.slice();

@@ -1,7 +1,9 @@
 // The file ledger's memoised parts give the same answers as parsing afresh.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { indexNewCalls, ledgerOf, renderLedger, shellFiles } from "../../src/compaction/state/ledger.ts";
+import fc from "fast-check";
+import { boundedLedger, indexNewCalls, ledgerOf, parseLedger, renderLedger, renderLedgerWithin, shellFiles } from "../../src/compaction/state/ledger.ts";
+import { createTokenCounter } from "../../src/tokens/count.ts";
 import type { Message } from "../../src/messages/types.ts";
 import { calls, results, user } from "../support/build.ts";
 
@@ -155,4 +157,61 @@ test("quoting and continuations: ; and | inside quotes do not split a command, b
   assert.deepEqual(shellFiles("git checkout main").modified, []);
   // A python -c script is one command: its lines are not commands.
   assert.deepEqual(shellFiles("python -c \"\nimport os\ncp = 'x'\nrm = 1\nprint(cp, rm)\n\"").modified, []);
+});
+
+test("boundedLedger priced from its lines' counts (the engine's counter) keeps what rendering and counting each try keeps; a path holding a newline is rendered to be priced", () => {
+  const path = fc.oneof(fc.stringMatching(/^[\w./-]{1,40}$/), fc.string({ minLength: 1, maxLength: 40 }));
+  fc.assert(
+    fc.property(fc.uniqueArray(path, { maxLength: 60 }), fc.uniqueArray(path, { maxLength: 20 }), fc.integer({ min: 0, max: 800 }), (read, modified, cap) => {
+      const counter = createTokenCounter(undefined, { lineCounted: ["<lethe-work>", "<lethe-files>"] });
+      const rendering = { ...counter, recordLine: undefined };
+      const l = { read: new Set(read), modified: new Set(modified) };
+      const priced = boundedLedger(l, cap, counter);
+      const rendered = boundedLedger(l, cap, rendering);
+      assert.deepEqual([...priced.read], [...rendered.read]);
+      assert.deepEqual([...priced.modified], [...rendered.modified]);
+      const left = priced.read.size + priced.modified.size;
+      assert.ok(counter.text(renderLedger(priced)) <= cap || left <= 1);
+      if (priced.read.size === l.read.size && priced.modified.size === l.modified.size) assert.equal(priced, l, "nothing dropped: the same ledger");
+      // Rendered within its cap, its remembered count is the one a counter that never saw it gives.
+      const text = renderLedgerWithin(l, cap, counter);
+      assert.equal(text, renderLedger(priced));
+      assert.equal(counter.text(text), createTokenCounter(undefined, { lineCounted: ["<lethe-files>"] }).text(text));
+    }),
+    { numRuns: 200 },
+  );
+});
+
+test("with the engine's counter neither the ledger nor the work record is rendered to be priced: no text is counted while fitting", async () => {
+  const { renderWorkWithin } = await import("../../src/compaction/state/work.ts");
+  const base = createTokenCounter(undefined, { lineCounted: ["<lethe-work>", "<lethe-files>"] });
+  let counted = 0;
+  const counter = { ...base, text: (s: string) => (counted++, base.text(s)) };
+  const l = { read: new Set(Array.from({ length: 200 }, (_, i) => `src/deep/module_${i}/file_${i}.py`)), modified: new Set(["README.md"]) };
+  const kept = boundedLedger(l, 300, counter);
+  assert.ok(kept.read.size < 200 && kept.read.size > 0);
+  const w = { commands: Array.from({ length: 30 }, (_, i) => ({ command: `python -m pytest tests/test_${i}.py -x -q --tb=long`, exit: "1", error: `AssertionError: ${i}` })), notes: ["the fix is in the parser"] };
+  const text = renderWorkWithin(w, 200, counter);
+  assert.ok(text !== undefined && text.split("\n").length < 33);
+  assert.equal(counted, 0);
+  // Rendered, each counts what its fit priced.
+  assert.ok(base.text(renderLedger(kept)) <= 300);
+  assert.ok(base.text(text) <= 200);
+});
+
+test("a ledger a snip renders reads back, at the next snip and in its boundary, as reading its text afresh would (hostile paths included)", async () => {
+  const { readLedgerText, ledgerSizes } = await import("../../src/compaction/state/ledger-record.ts");
+  const path = fc.oneof(fc.stringMatching(/^[\w./-]{1,30}$/), fc.string({ maxLength: 20 }), fc.constantFrom("a\nread: b", "x\r", "</lethe-files>", "", "p\u2028q", "modified: z"));
+  fc.assert(
+    fc.property(fc.uniqueArray(path, { maxLength: 30 }), fc.uniqueArray(path, { maxLength: 10 }), (read, modified) => {
+      const counter = createTokenCounter(undefined, { lineCounted: ["<lethe-work>", "<lethe-files>"] });
+      const text = renderLedgerWithin({ read: new Set(read), modified: new Set(modified) }, 100_000, counter);
+      const fresh = readLedgerText(text);
+      const back = parseLedger(text);
+      assert.deepEqual([...back.read], [...fresh.read]);
+      assert.deepEqual([...back.modified], [...fresh.modified]);
+      assert.deepEqual(ledgerSizes(text), { read: fresh.read.size, modified: fresh.modified.size });
+    }),
+    { numRuns: 300 },
+  );
 });

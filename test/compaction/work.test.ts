@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { type CommandOutcome, commandOutcomes, errorLine, parseWork, renderWork, workRecordOf, type WorkRecord } from "../../src/compaction/state/work.ts";
+import { type CommandOutcome, carriedWorkOf, commandOutcomes, errorLine, parseWork, renderWork, renderWorkWithin, workRecordOf, type WorkRecord } from "../../src/compaction/state/work.ts";
 import type { LayerContext } from "../../src/compaction/types.ts";
 import { createMemoryStore } from "../../src/session/tool-results.ts";
 import { snip } from "../../src/compaction/layers/snip.ts";
@@ -96,4 +96,46 @@ test("snip carries the work of what it removes, through a second snip, and reten
   // The newest 30 commands before the second snip are all in its context, each with its outcome.
   const items = retentionItems(more, createTokenCounter());
   assert.equal(measureRetention(items, second.history).commands_pct, 100);
+});
+
+test("fitting a record priced from its lines' counts (the engine's counter) keeps what rendering and counting each try keeps", () => {
+  const line = fc.string({ minLength: 1, maxLength: 120 }).map((s) => s.replace(/\s+/g, " ").trim() || "x");
+  const outcome = fc.record({ command: line, exit: fc.constantFrom("0", "1", "ok", "error", "127"), error: fc.option(line, { nil: undefined }) }).map((o) => (o.error === undefined ? { command: o.command, exit: o.exit } : o) as CommandOutcome);
+  const work = fc.record({ commands: fc.array(outcome, { maxLength: 35 }), notes: fc.array(line, { maxLength: 2 }) });
+  fc.assert(
+    fc.property(work, fc.integer({ min: 0, max: 1_500 }), (w, tokens) => {
+      const counter = createTokenCounter(undefined, { lineCounted: ["<lethe-work>", "<lethe-files>"] });
+      const rendering = { ...counter, recordLine: undefined };
+      const priced = renderWorkWithin(w, tokens, counter);
+      assert.equal(priced, renderWorkWithin(w, tokens, rendering));
+      if (priced === undefined) return;
+      assert.ok(counter.text(priced) <= tokens);
+      // The count it remembered for the record is the one a counter that never saw it gives.
+      assert.equal(counter.text(priced), createTokenCounter(undefined, { lineCounted: ["<lethe-work>"] }).text(priced));
+    }),
+    { numRuns: 200 },
+  );
+});
+
+test("the record a snip renders reads back, at the next snip, as reading its text back would (commands holding the arrow or a newline included)", () => {
+  const line = fc.oneof(fc.string({ minLength: 1, maxLength: 60 }), fc.constantFrom("a  → b", "x\ny", "make  → ok", "exit 1: boom"));
+  // Frozen, as outcomeOf's are (a caller's own outcomes are never kept, see below).
+  const outcome = fc.record({ command: line, exit: fc.constantFrom("0", "1", "ok", "error", "a b", "2:"), error: fc.option(line, { nil: undefined }) }).map((o) => Object.freeze(o.error === undefined ? { command: o.command, exit: o.exit } : o) as CommandOutcome);
+  const work = fc.record({ commands: fc.array(outcome, { maxLength: 12 }), notes: fc.array(line, { maxLength: 2 }) });
+  fc.assert(
+    fc.property(work, (w) => {
+      const counter = createTokenCounter(undefined, { lineCounted: ["<lethe-work>", "<lethe-files>"] });
+      const text = renderWorkWithin(w, 100_000, counter);
+      if (text === undefined) return;
+      const back = carriedWorkOf([{ role: "user", content: [{ type: "text", text }] }]);
+      assert.equal(renderWork(back!), renderWork(parseWork(text)!));
+    }),
+    { numRuns: 300 },
+  );
+  // A caller's outcome that it changes after rendering does not change what its text reads back as.
+  const mine: CommandOutcome = { command: "make", exit: "0" };
+  const counter = createTokenCounter(undefined, { lineCounted: ["<lethe-work>"] });
+  const text = renderWorkWithin({ commands: [mine], notes: [] }, 1_000, counter)!;
+  mine.command = "rm -rf build";
+  assert.equal(carriedWorkOf([{ role: "user", content: [{ type: "text", text }] }])!.commands[0]!.command, "make");
 });

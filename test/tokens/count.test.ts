@@ -1,6 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import fc from "fast-check";
 import { createTokenCounter, IMAGE_TOKENS } from "../../src/tokens/count.ts";
+import { estimateTokens, estimateUnrounded } from "../../src/tokens/estimate.ts";
 import { bashSession, user } from "../support/build.ts";
 
 test("per-block memo: a turn costs O(new messages)", () => {
@@ -39,4 +41,58 @@ test("a big tool result is estimated once by content: a deserialised copy (new o
   counter.block(small);
   counter.block({ ...small });
   assert.equal(seen.filter((n) => n === 2).length, 2);
+});
+
+// lethe's own records (the file ledger, the work record) are rendered again at every snip with a
+// few lines changed: the engine's counter counts them line by line, each line memoised.
+const recordLine = fc.oneof(
+  fc.constantFrom("read: src/index.ts", "modified: README.md", "$ npm test  → ok", "noted: the parser drops the last line", "$ python -m pytest tests/test_io.py -x  → exit 1: AssertionError: 3 != 4"),
+  // Every line of a record starts with its kind and holds no newline, and none is blank.
+  fc.tuple(fc.constantFrom("$ ", "noted: ", "read: ", "modified: "), fc.string({ minLength: 1, maxLength: 80 })).map(([kind, s]) => `${kind}${s.replace(/\s+/g, " ").trim() || "x"}`),
+  fc.stringMatching(/^(?:read|modified): [\w./-]{1,60}$/),
+);
+const record = fc.array(recordLine, { maxLength: 40 }).map((lines) => ["<lethe-work>", ...lines, "</lethe-work>"].join("\n"));
+
+test("a record that starts with a lineCounted prefix costs the sum of its lines' unrounded estimates, rounded once; other texts, and other counters, count whole", () => {
+  const c = createTokenCounter(undefined, { lineCounted: ["<lethe-work>", "<lethe-files>"] });
+  fc.assert(
+    fc.property(record, (text) => {
+      let sum = 0;
+      for (const line of text.split(/(?<=\n)/)) sum += estimateUnrounded(line);
+      assert.equal(c.text(text), Math.round(sum));
+      // Outside a record the same text is one estimate, and a counter of its own ignores the option.
+      assert.equal(c.text(` ${text}`), estimateTokens(` ${text}`));
+      const own = createTokenCounter((s) => s.length, { lineCounted: ["<lethe-work>"] });
+      assert.equal(own.text(text), text.length);
+      assert.equal(own.recordLine, undefined);
+    }),
+    { numRuns: 150 },
+  );
+});
+
+test("counting a record line by line stays within a token of estimating it whole (the estimator's pieces do not span a newline but for blank lines, which a record has none of)", () => {
+  const c = createTokenCounter(undefined, { lineCounted: ["<lethe-work>"] });
+  fc.assert(
+    fc.property(record, (text) => {
+      assert.ok(Math.abs(c.text(text) - estimateTokens(text)) <= 1, `${c.text(text)} vs ${estimateTokens(text)}`);
+    }),
+    { numRuns: 300 },
+  );
+});
+
+test("recordLine: a record costs the sum of its lines' in order, rounded once, whether they were counted ahead or not; a counter without records has no recordLine", () => {
+  fc.assert(
+    fc.property(record, fc.array(recordLine, { maxLength: 10 }), (text, extra) => {
+      const primed = createTokenCounter(undefined, { lineCounted: ["<lethe-work>"] });
+      const cold = createTokenCounter(undefined, { lineCounted: ["<lethe-work>"] });
+      for (const line of [...text.split("\n"), ...extra]) primed.recordLine!(line);
+      assert.equal(primed.text(text), cold.text(text));
+      const lines = text.split("\n");
+      let sum = 0;
+      lines.forEach((l, i) => (sum += cold.recordLine!(l, i === lines.length - 1)));
+      assert.equal(Math.round(sum), cold.text(text));
+    }),
+    { numRuns: 100 },
+  );
+  assert.equal(createTokenCounter().recordLine, undefined);
 });

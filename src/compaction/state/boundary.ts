@@ -3,7 +3,7 @@
 // it carried into the new context (the user's messages, the file ledger, restored files, todos,
 // attachments). Pure: the transcript's uuid lookup is passed in.
 import type { Message } from "../../messages/types.ts";
-import { parseLedger } from "./ledger.ts";
+import { ledgerSizes } from "./ledger-record.ts";
 import { ledgerTag, persisted, restoredFile, tagOf } from "./tags.ts";
 
 export interface RemovedToolResult {
@@ -65,17 +65,12 @@ export function boundaryDetails(before: readonly Message[], after: readonly Mess
       else if (tag === "latest_request") carried.latest_request = true;
       else if (tag === "todos") carried.todos = true;
       else if (tag === "attachments") carried.attachments += b.text.split("\n").filter((l) => l.startsWith("- ")).length;
-      else if (tag === "ledger") {
-        const l = parseLedger(b.text);
-        carried.ledger = { read: l.read.size, modified: l.modified.size };
-      } else {
+      else if (tag === "ledger") carried.ledger = ledgerSizes(b.text);
+      else {
         const restored = restoredFile.path(b.text);
         if (restored !== undefined) carried.restored_files.push(restored);
         // A snip's note carries the ledger inside its text.
-        if (tag === "lethe_note" && ledgerTag.in(b.text)) {
-          const l = parseLedger(b.text);
-          carried.ledger = { read: l.read.size, modified: l.modified.size };
-        }
+        if (tag === "lethe_note" && ledgerTag.in(b.text)) carried.ledger = ledgerSizes(b.text);
       }
     }
   }

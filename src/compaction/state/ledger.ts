@@ -6,17 +6,11 @@ import { LEDGER_CLOSE, LEDGER_OPEN } from "./tags.ts";
 import { blocksOf, toolResultsOf, toolUsesOf } from "../../messages/blocks.ts";
 import type { Message, ToolResultBlock, ToolUseBlock } from "../../messages/types.ts";
 import { shellFiles, type ShellFiles } from "./shell-files.ts";
+import { type FileLedger, emptyLedger, parseLedger } from "./ledger-record.ts";
 
 export { shellFiles, type ShellFiles };
-
-/** Every file read and modified in a session, carried across compactions. */
-export interface FileLedger {
-  /** Paths in first-seen order (Sets keep insertion order). */
-  read: Set<string>;
-  modified: Set<string>;
-}
-
-export const emptyLedger = (): FileLedger => ({ read: new Set(), modified: new Set() });
+// The ledger's text (render, read back, fit to its cap) is in ./ledger-record.ts.
+export { type FileLedger, boundedLedger, emptyLedger, ledgerSizes, modifiedLine, parseLedger, pathLineTokens, readLine, renderLedger, renderLedgerWithin } from "./ledger-record.ts";
 
 const READ_TOOLS = new Set(["read", "read_file", "open", "view", "notebookread", "cat"]);
 const WRITE_TOOLS = new Set(["write", "write_file", "edit", "edit_file", "multiedit", "create", "insert", "notebookedit", "apply_patch"]);
@@ -26,7 +20,6 @@ function inputPath(input: Record<string, unknown>): string | undefined {
   for (const k of PATH_KEYS) if (typeof input[k] === "string" && input[k]) return input[k] as string;
   return undefined;
 }
-
 
 // Blocks are never mutated, and every compaction walks the same calls again: parse each once.
 const filesByCall = new WeakMap<ToolUseBlock, ShellFiles>();
@@ -62,31 +55,6 @@ function parseCallFiles(use: ToolUseBlock): ShellFiles {
 
 export { LEDGER_CLOSE, LEDGER_OPEN };
 
-/** Render as a tagged block the next compaction can parse back. */
-export function renderLedger(l: FileLedger): string {
-  const lines = [LEDGER_OPEN, "Files modified so far (re-read before editing again):"];
-  for (const p of l.modified) lines.push(`modified: ${p}`);
-  lines.push("Files read so far:");
-  for (const p of l.read) lines.push(`read: ${p}`);
-  lines.push(LEDGER_CLOSE);
-  return lines.join("\n");
-}
-
-export function parseLedger(text: string, into: FileLedger = emptyLedger()): FileLedger {
-  const start = text.indexOf(LEDGER_OPEN);
-  const end = text.indexOf(LEDGER_CLOSE, start);
-  if (start < 0 || end < 0) return into;
-  for (const line of text.slice(start, end).split("\n")) {
-    // `read: <path>` or `modified: <path>`, read as /^(read|modified): (.+)$/ would (no regex
-    // match per line: a snip parses the ledger it carried at each snip, and again to log it).
-    const kind = line.startsWith("read: ") ? "read" : line.startsWith("modified: ") ? "modified" : undefined;
-    if (kind === undefined) continue;
-    const path = line.slice(kind.length + 2);
-    if (path !== "" && path.indexOf("\r") < 0 && path.indexOf("\u2028") < 0 && path.indexOf("\u2029") < 0) into[kind].add(path);
-  }
-  return into;
-}
-
 /** The last "exit code: N" line lethe's bash (and shells like it) end a result with. */
 const EXIT_CODE = /(?:^|\n)exit code: ([^\n]+)\s*$/;
 
@@ -121,8 +89,10 @@ export function ledgerOf(history: readonly Message[], base: FileLedger = emptyLe
     const results = new Map<string, ToolResultBlock>();
     if (next?.role === "user") for (const r of toolResultsOf(next)) results.set(r.tool_use_id, r);
     for (const use of uses) {
-      if (callFailed(results.get(use.id))) continue;
       const f = callFiles(use);
+      // Most calls touch no file: whether they ran is not read (their results, in a long snip, are many).
+      if (f.read.length + f.modified.length === 0 && !f.patches && !f.applies?.length && !f.opened && !f.editsOpened) continue;
+      if (callFailed(results.get(use.id))) continue;
       for (const p of f.read) l.read.add(p);
       for (const p of f.modified) l.modified.add(p);
       // Patches written now and applied later; SWE-agent's edits of the file opened last.

@@ -3,25 +3,17 @@
 // Commands with their outcome, and the agent's own latest conclusions, in a small deterministic
 // block that each later snip folds forward (the ledger carries the files; this carries the work).
 import { blocksOf, resultPlainText } from "../../messages/blocks.ts";
-import type { Message, ToolUseBlock } from "../../messages/types.ts";
-import type { TokenCounter } from "../../tokens/count.ts";
+import type { Message, ToolResultBlock, ToolUseBlock } from "../../messages/types.ts";
 import { exitStatus } from "../summary/digest.ts";
-import { WORK_CLOSE, WORK_OPEN } from "./tags.ts";
+import type { CommandOutcome, WorkRecord } from "./work-record.ts";
+
+// The record's text (render, read back, fit to a budget) is in ./work-record.ts.
+export { type CommandOutcome, type WorkRecord, carriedWorkOf, commandLineTokens, parseWork, renderWork, renderWorkWithin } from "./work-record.ts";
 
 /** Longest command line kept (its first line, verbatim up to here). */
 export const COMMAND_CHARS = 200;
 /** Longest error line kept with a failed command. */
 export const ERROR_CHARS = 120;
-
-/** One shell command and how it ended. */
-export interface CommandOutcome {
-  /** The command's first line, trimmed, at most COMMAND_CHARS characters. */
-  command: string;
-  /** Exit status as reported ("0", "1", "ok", "error"). */
-  exit: string;
-  /** The line that says what went wrong, when it failed. */
-  error?: string;
-}
 
 // Editor tools take a `command` too ("view", "str_replace"), but it is not a shell command.
 const NOT_SHELL = new Set(["str_replace_editor", "str_replace_based_edit_tool", "todowrite", "todo_write", "task"]);
@@ -77,6 +69,27 @@ export function errorLine(output: string): string | undefined {
   return t ? t.slice(0, ERROR_CHARS) : undefined;
 }
 
+// Blocks are never mutated, and the outcome of a call is read when its result arrives (to count
+// its record line ahead, see ./prime.ts) and again by each snip that removes it: parse it once.
+const outcomeByResult = new WeakMap<ToolResultBlock, { command: string; outcome: CommandOutcome | null }>();
+
+/** How the shell command `command` ended, from its result (null: no command line to keep). */
+export function outcomeOf(command: string, result: ToolResultBlock): CommandOutcome | null {
+  const known = outcomeByResult.get(result);
+  if (known !== undefined && known.command === command) return known.outcome;
+  const text = resultPlainText(result.content);
+  const { exit, error } = exitStatus(text, result.is_error);
+  const o: CommandOutcome = { command: commandLine(command), exit };
+  if (error) {
+    const e = errorLine(text);
+    if (e) o.error = e;
+  }
+  // Shared from here on (by every record that carries it): never changed.
+  const outcome = o.command ? Object.freeze(o) : null;
+  outcomeByResult.set(result, { command, outcome });
+  return outcome;
+}
+
 /** Every shell command of a history with its outcome, oldest first (unanswered calls are left out). */
 export function commandOutcomes(history: readonly Message[]): CommandOutcome[] {
   const pending = new Map<string, string>();
@@ -90,14 +103,8 @@ export function commandOutcomes(history: readonly Message[]): CommandOutcome[] {
         const c = pending.get(b.tool_use_id);
         if (c === undefined) continue;
         pending.delete(b.tool_use_id);
-        const text = resultPlainText(b.content);
-        const { exit, error } = exitStatus(text, b.is_error);
-        const o: CommandOutcome = { command: commandLine(c), exit };
-        if (error) {
-          const e = errorLine(text);
-          if (e) o.error = e;
-        }
-        if (o.command) out.push(o);
+        const o = outcomeOf(c, b);
+        if (o) out.push(o);
       }
     }
   }
@@ -114,12 +121,6 @@ export interface WorkLimits {
 }
 
 export const WORK_LIMITS: WorkLimits = { commands: 30, notes: 2, noteChars: 300 };
-
-export interface WorkRecord {
-  commands: CommandOutcome[];
-  /** The assistant's own latest words in the removed part (what it concluded). */
-  notes: string[];
-}
 
 /**
  * `text` on one line (each whitespace run one space, trimmed), or, when that is longer than
@@ -161,71 +162,3 @@ export function workRecordOf(removed: readonly Message[], before: WorkRecord | u
   return { commands, notes };
 }
 
-function outcomeText(o: CommandOutcome): string {
-  if (!o.error && (o.exit === "0" || o.exit === "ok")) return "ok";
-  return o.error ? `exit ${o.exit}: ${o.error}` : `exit ${o.exit}`;
-}
-
-/** Between a command and its outcome on a record's line (the first one on the line: errors are the likelier to hold one). */
-const ARROW = "  → ";
-
-/** Render as a tagged block a later snip parses back. One line per command: `$ <command>  → <outcome>`. */
-export function renderWork(w: WorkRecord): string {
-  const lines = [WORK_OPEN, "Work done in the removed part (newest last; do not repeat what failed the same way):"];
-  for (const o of w.commands) lines.push(`$ ${o.command}${ARROW}${outcomeText(o)}`);
-  for (const n of w.notes) lines.push(`noted: ${n}`);
-  lines.push(WORK_CLOSE);
-  return lines.join("\n");
-}
-
-/** The record carried in a text, if any (the inverse of renderWork). */
-export function parseWork(text: string): WorkRecord | undefined {
-  const start = text.indexOf(WORK_OPEN);
-  const end = text.indexOf(WORK_CLOSE, start);
-  if (start < 0 || end < 0) return undefined;
-  const lines = text.slice(start + WORK_OPEN.length, end).split("\n");
-  const w: WorkRecord = { commands: [], notes: [] };
-  for (const l of lines) {
-    if (l.startsWith("$ ")) {
-      const at = l.indexOf(ARROW);
-      const o: CommandOutcome = { command: at < 0 ? l.slice(2) : l.slice(2, at), exit: "ok" };
-      const outcome = at < 0 ? "" : l.slice(at + ARROW.length);
-      // Most lines end "ok", which sets nothing (no match of the pattern for it to run).
-      const m = at < 0 || outcome === "ok" ? null : /^(?:ok|exit (\S+?)(?:: (.*))?)$/.exec(outcome);
-      if (m?.[1] !== undefined) o.exit = m[1];
-      if (m?.[2] !== undefined) o.error = m[2];
-      w.commands.push(o);
-    } else if (l.startsWith("noted: ")) {
-      w.notes.push(l.slice(7));
-    }
-  }
-  return w;
-}
-
-/** The newest work record carried in a history's text (an earlier snip's or rebuild's), if any. */
-export function carriedWorkOf(history: readonly Message[]): WorkRecord | undefined {
-  for (let i = history.length - 1; i >= 0; i--) {
-    const m = history[i]!;
-    if (m.role !== "user") continue;
-    const blocks = blocksOf(m);
-    for (let k = blocks.length - 1; k >= 0; k--) {
-      const b = blocks[k]!;
-      if (b.type === "text" && b.text.startsWith(WORK_OPEN)) return parseWork(b.text);
-    }
-  }
-  return undefined;
-}
-
-/** The record rendered within `tokens`: the oldest commands go first, then the notes. */
-export function renderWorkWithin(w: WorkRecord, tokens: number, counter: TokenCounter): string | undefined {
-  const cut: WorkRecord = { commands: w.commands.slice(), notes: w.notes.slice() };
-  for (;;) {
-    if (cut.commands.length + cut.notes.length === 0) return undefined;
-    const text = renderWork(cut);
-    if (counter.text(text) <= tokens) return text;
-    // Drop about a fifth at a time: a 30-line record fits in a few renders, not thirty.
-    const drop = Math.max(1, Math.floor(cut.commands.length / 5));
-    if (cut.commands.length > 0) cut.commands.splice(0, drop);
-    else cut.notes.shift();
-  }
-}

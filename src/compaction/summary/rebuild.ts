@@ -5,7 +5,7 @@ import { toolResultsOf, toolUsesOf } from "../../messages/blocks.ts";
 import { leadingCompaction } from "../../messages/compaction.ts";
 import type { CompactionBlock, ContentBlock, Message } from "../../messages/types.ts";
 import type { TokenCounter } from "../../tokens/count.ts";
-import { type FileLedger, callFiles, ledgerOf, renderLedger } from "../state/ledger.ts";
+import { type FileLedger, boundedLedger, callFiles, ledgerOf, renderLedgerWithin } from "../state/ledger.ts";
 import { carriedWorkOf, renderWorkWithin, workRecordOf } from "../state/work.ts";
 import { carryAttachments, selectUserMessages, todosOf, userMessagesOf } from "../state/retain.ts";
 import { CONTINUE_TAG, FILES_RESTORED_TAG, REBUILD_TAG, latestRequest, restoredFile, summary, userMessage } from "../state/tags.ts";
@@ -122,18 +122,8 @@ function restoreFiles(paths: string[], input: RebuildInput): { blocks: ContentBl
   return { blocks, restored };
 }
 
-/** Keep the ledger within its cap: modified paths first, then the newest reads. */
-export function boundedLedger(l: FileLedger, cap: number, counter: TokenCounter): FileLedger {
-  let out = l;
-  while (counter.text(renderLedger(out)) > cap && out.read.size + out.modified.size > 1) {
-    const read = [...out.read];
-    const modified = [...out.modified];
-    out = read.length > 0
-      ? { read: new Set(read.slice(Math.ceil(read.length / 4))), modified: out.modified }
-      : { read: out.read, modified: new Set(modified.slice(Math.ceil(modified.length / 4))) };
-  }
-  return out;
-}
+// The ledger's cap lives with the ledger; re-exported for the layers and tests that name it here.
+export { boundedLedger };
 
 /** The history after a summary: continuation note, summary, the user's messages, ledger, restored files, todos, attachments, and the newest rounds whole. */
 export function rebuild(input: RebuildInput): RebuildResult {
@@ -166,7 +156,7 @@ export function rebuild(input: RebuildInput): RebuildResult {
   if (sel.latest !== undefined && tailTyped.length === 0) blocks.push({ type: "text", text: latestRequest.render(sel.latest) });
   const attachments = carryAttachments(before, budgets.attachmentTokens ?? budgets.restoreTotalTokens, counter, input.archivePath ? ` (${input.archivePath})` : "");
   blocks.push(...attachments.blocks);
-  if (ledger.read.size + ledger.modified.size > 0) blocks.push({ type: "text", text: renderLedger(boundedLedger(ledger, budgets.ledgerTokens, counter)) });
+  if (ledger.read.size + ledger.modified.size > 0) blocks.push({ type: "text", text: renderLedgerWithin(ledger, budgets.ledgerTokens, counter) });
   // The commands run in the summarised part and how they ended, verbatim (a summary may not say).
   const work = workRecordOf(before, carriedWorkOf(before));
   const workText = renderWorkWithin(work, budgets.workTokens ?? 1_000, counter);
