@@ -498,7 +498,11 @@ export function estimateWith(text: string, w: Float64Array, replace = false): nu
   // Trailing whitespace is a token of its own; a single trailing space is charged no more than
   // whatever could absorb it next, so appending text never lowers the estimate.
   const wWsEnd = replace ? wWs : Math.min(wWs, wPunct1, wSym, wEmoji, wControl, Math.min(wCjkStart, wCjkAfterSym) + Math.min(wKana, wKatakana, wHan, wHanJa), wDigitsAfterLetter, wHangulStart + wHangul, wRare, wByte, wVocab);
-  t += (nl > 0 ? wNl * (1 + (nl >> 4)) : 0) + (sp >= 2 ? wWs * (1 + (sp >> 7)) : sp > 0 ? wWsEnd : 0);
+  const spaces = sp >= 2 ? wWs * (1 + (sp >> 7)) : sp > 0 ? wWsEnd : 0;
+  // Spaces that end the text may yet join a newline's piece (`\s*[\r\n]+`: "\n  " is two tokens,
+  // "\n  \n" one): they are charged no more than that newline would add.
+  const joinNewline = nl > 0 ? wNl * (((nl + 1) >> 4) - (nl >> 4)) : wNl;
+  t += (nl > 0 ? wNl * (1 + (nl >> 4)) : 0) + (replace ? spaces : Math.min(spaces, joinNewline));
   return t + 0; // never -0
 }
 

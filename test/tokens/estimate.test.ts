@@ -143,3 +143,12 @@ test("property: appending text never lowers the estimate", () => {
     { numRuns: 2000 },
   );
 });
+
+test("spaces that end a text are charged no more than a newline joining them adds (found by the property above: \"\\n  \" was 2, \"\\n  \\n\" 1)", () => {
+  for (const [a, b] of [["\n  ", "\n"], ["\r\n  ", "\n"], ["\r\n ", "\n"], ["\n\t", "\r\n"], ["\n  ", "\r"], ["x\n   ", "\n\n"], ["a  ", "\n"], ["a ", "\n"], ["a\t", "\r\n"], ["\n".repeat(15) + "  ", "\n"]] as const) {
+    assert.ok(estimateTokens(a + b) >= estimateTokens(a), `${JSON.stringify(a)} + ${JSON.stringify(b)}: ${estimateTokens(a + b)} < ${estimateTokens(a)}`);
+  }
+  // The whitespace itself is still counted where it stays: before a word, and at the end with no newline in the run.
+  assert.ok(estimateTokens("a" + " ".repeat(40)) >= 1);
+  assert.ok(estimateTokens("x\n" + " ".repeat(8) + "y") > estimateTokens("x\ny"));
+});
