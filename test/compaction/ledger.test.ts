@@ -2,8 +2,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { boundedLedger, indexNewCalls, ledgerOf, parseLedger, renderLedger, renderLedgerWithin, shellFiles } from "../../src/compaction/state/ledger.ts";
+import { boundedLedger, ledgerOf, parseLedger, renderLedger, renderLedgerWithin, shellFiles } from "../../src/compaction/state/ledger.ts";
 import { createTokenCounter } from "../../src/tokens/count.ts";
+// The walk that indexes each turn's calls is the engine's one walk over new messages now.
+import { indexNewMessages as indexNewCalls } from "../../src/compaction/state/prime.ts";
 import type { Message } from "../../src/messages/types.ts";
 import { calls, results, user } from "../support/build.ts";
 

@@ -90,3 +90,14 @@ test("a command's outcome, read once per result, is what commandOutcomes reads; 
   assert.equal(outcomeOf("make check", r)?.command, "make check");
   assert.equal(outcomeOf("   ", r), null, "no command line to keep");
 });
+
+test("a result too long to keep is not read as it arrives (budget moves it to disk first); shorter ones are", () => {
+  const { counter, primed } = recording();
+  const seen = new WeakSet<Message>();
+  const huge = `${"log line\n".repeat(200_000)}exit code: 1`;
+  const h = [{ role: "user", content: "go" } as Message, bash("big", "make all"), answer("big", huge), bash("small", "make test"), answer("small", "ok\nexit code: 0")];
+  indexNewMessages(h, seen, counter);
+  assert.deepEqual([...primed], ["$ make test  → ok"]);
+  // The snip still reads the long one's outcome from what it then holds.
+  assert.deepEqual(commandOutcomes(h).map((o) => [o.command, o.exit]), [["make all", "1"], ["make test", "0"]]);
+});

@@ -104,17 +104,3 @@ export function ledgerOf(history: readonly Message[], base: FileLedger = emptyLe
   });
   return l;
 }
-
-/**
- * Parses the file operations of calls in messages not seen before (newest first, up to the first
- * one seen), so the ledger's cost is paid a turn at a time, O(new messages), and a compaction that
- * walks thirty calls at once (a snip, a summary) finds them parsed.
- */
-export function indexNewCalls(history: readonly Message[], seen: WeakSet<Message>): void {
-  for (let i = history.length - 1; i >= 0; i--) {
-    const m = history[i]!;
-    if (seen.has(m)) break;
-    seen.add(m);
-    if (m.role === "assistant") for (const use of toolUsesOf(m)) callFiles(use);
-  }
-}
