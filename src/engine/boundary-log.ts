@@ -1,7 +1,7 @@
 // The transcript's boundary lines: what each compaction removed and carried, and where a resume
 // starts (a summary's rebuilt history; a snip's head and the uuid its kept tail starts at).
 import type { Message } from "../messages/types.ts";
-import { boundaryDetails } from "../compaction/state/boundary.ts";
+import { boundaryDetails, snipDetails } from "../compaction/state/boundary.ts";
 import type { CompactionRecord } from "../compaction/state/records.ts";
 import type { BudgetEvent, MicroEvent, SnipEvent, SummarizeEvent } from "../compaction/types.ts";
 import type { EngineState } from "./state.ts";
@@ -22,7 +22,8 @@ export function logLayer(s: EngineState, e: BudgetEvent | SnipEvent | MicroEvent
   const t = s.transcript;
   if (!t) return;
   const uuidOf = t.uuidOf?.bind(t);
-  const what = before && after ? boundaryDetails(before, after, uuidOf) : {};
+  // A snip knows what it removed and rewrote: only those are looked at (the rest is the same objects).
+  const what = !before || !after ? {} : e.kind === "snip" ? snipDetails(before, after, e.from, e.to, uuidOf) : boundaryDetails(before, after, uuidOf);
   const tailFrom = e.kind === "snip" && before && after ? uuidOf?.(before[e.to]!) : undefined;
   const resume = tailFrom !== undefined && e.kind === "snip" ? { head: after!.slice(0, e.from), tail_from: tailFrom } : {};
   // Snips are frequent: the whole ledger goes on summaries' boundaries and in the engine's state, not on each snip's.

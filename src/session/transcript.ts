@@ -99,16 +99,18 @@ function endsTorn(fd: number, size: number): boolean {
   return last[0] !== 0x0a;
 }
 
-function writeAll(fd: number, text: string): void {
+/** Writes all of `text`; returns its bytes. */
+function writeAll(fd: number, text: string): number {
   // One write() for the whole line, straight from the string (no Buffer copy of a boundary's tens
   // of kB); loop only if the kernel took less (it does not for regular files short of a full
   // disk or a fatal signal).
   const bytes = Buffer.byteLength(text, "utf8");
   const n = writeSync(fd, text);
-  if (n >= bytes) return;
+  if (n >= bytes) return bytes;
   const buf = Buffer.from(text, "utf8");
   let off = n;
   while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
+  return bytes;
 }
 
 /**
@@ -151,6 +153,9 @@ export function openTranscript(path: string, opts: OpenTranscriptOptions = {}): 
   // A crash may have left a torn last line; terminate it before writing anything new so the
   // new line is not glued onto the fragment.
   let torn = endsTorn(fd, size);
+  // Where the file ends: O_APPEND and one writer (the session lock), so what was there plus what
+  // this writer wrote; unknown (-1) after a failed write, then asked of the file.
+  let end = size;
 
   /** Writes one line; returns the byte offset it starts at when `where` (else -1). */
   const write = (entry: TranscriptLine, where = false): number => writeLine(serializeEntry(entry), where);
@@ -170,12 +175,15 @@ export function openTranscript(path: string, opts: OpenTranscriptOptions = {}): 
       text = `${prefix}${text}`;
     }
     // O_APPEND and one writer (the session lock): the line lands at the current end of the file.
-    const at = where ? fstatSync(fd).size + Buffer.byteLength(prefix) : -1;
+    if (where && end < 0) end = fstatSync(fd).size;
+    const at = where ? end + Buffer.byteLength(prefix) : -1;
     try {
-      writeAll(fd, text);
+      const bytes = writeAll(fd, text);
+      if (end >= 0) end += bytes;
     } catch (err) {
       // A partial write may have left a fragment: terminate it on the next append.
       torn = true;
+      end = -1;
       throw err;
     }
     torn = false;

@@ -3,11 +3,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { boundaryDetails } from "../../src/compaction/state/boundary.ts";
+import { boundaryDetails, snipDetails } from "../../src/compaction/state/boundary.ts";
 import { parseLedger, renderLedger } from "../../src/compaction/state/ledger.ts";
 import { persistedMarker, snipBoundary } from "../../src/compaction/layers/markers.ts";
 import { latestRequest, persisted, restoredFile, tagOf, ledgerTag, userMessage } from "../../src/compaction/state/tags.ts";
 import type { ContentBlock, Message } from "../../src/messages/types.ts";
+import { repair } from "../../src/messages/invariants.ts";
 
 const blocks = (m: Message) => (typeof m.content === "string" ? [{ type: "text" as const, text: m.content }] : m.content);
 
@@ -94,4 +95,52 @@ test("boundaryDetails records what a plain reading of its definition does", () =
     }),
     { numRuns: 1_000 },
   );
+});
+
+test("snipDetails, given what a snip removed and rewrote, records what boundaryDetails does (and falls back to it when the histories are not that shape)", () => {
+  let fast = 0;
+  fc.assert(
+    fc.property(fc.array(message, { minLength: 2, maxLength: 14 }), fc.nat(), fc.nat(), fc.array(block, { maxLength: 4 }), fc.boolean(), fc.nat({ max: 5 }), (raw, a, b, added, withUuids, disturb) => {
+      // A history as repair leaves it (calls unique and answered, results after their calls), as the engine's snips see it.
+      const before = repair(raw).history;
+      if (before.length < 2) return;
+      // Cut where snip cuts: after a user message, before an assistant one.
+      const heads = before.flatMap((m, i) => (m.role === "user" && i + 1 < before.length ? [i + 1] : []));
+      if (heads.length === 0) return;
+      const from = heads[a % heads.length]!;
+      const tails = before.flatMap((m, i) => (i > from && m.role === "assistant" ? [i] : []));
+      if (tails.length === 0) return;
+      const to = tails[b % tails.length]!;
+      const last = before[from - 1]!;
+      const bounded: Message = { ...last, content: [...(typeof last.content === "string" ? [{ type: "text" as const, text: last.content }] : last.content), ...added] } as Message;
+      const after = [...before.slice(0, from - 1), bounded, ...before.slice(to)];
+      // Now and then a history a snip alone would not give: another message replaced too.
+      if (disturb === 0 && after.length > 1) after[after.length - 1] = { ...after[after.length - 1]! };
+      const uuids = new Map(before.map((m, i) => [m, i % 3 === 0 ? undefined : `u${i}`]));
+      const uuidOf = withUuids ? (m: Message) => uuids.get(m) : undefined;
+      const expected = boundaryDetails(before, after, uuidOf);
+      assert.deepEqual(snipDetails(before, after, from, to, uuidOf), expected);
+      if (JSON.stringify(expected.removed.tool_results).length > 2) fast++;
+    }),
+    { numRuns: 2_000 },
+  );
+  assert.ok(fast > 100, `${fast} cases with removed results`);
+});
+
+test("snipDetails looks at the removed part and the rewritten message only", () => {
+  // Messages outside them that would throw if their content were read.
+  const trap = (role: "user" | "assistant"): Message => ({ role, get content(): never { throw new Error("read a kept message"); } }) as unknown as Message;
+  const head = [trap("user"), trap("assistant")];
+  const last: Message = { role: "user", content: [{ type: "text", text: "go on" }] };
+  const removed: Message[] = [
+    { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "bash", input: {} }] },
+    { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: "ok" }] },
+  ];
+  const tail = [trap("assistant"), trap("user")];
+  const before = [...head, last, ...removed, ...tail];
+  const bounded: Message = { role: "user", content: [{ type: "text", text: "go on" }, { type: "text", text: userMessage.render("fix it") }] };
+  const after = [...head, bounded, ...tail];
+  const d = snipDetails(before, after, 3, 5);
+  assert.deepEqual(d.removed, { messages: 3, uuids: [], tool_results: [{ tool_use_id: "t1", name: "bash", full_text: "transcript" }] });
+  assert.equal(d.carried.user_messages, 1);
 });

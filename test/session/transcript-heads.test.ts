@@ -180,3 +180,36 @@ test("a base written right after a torn last line is found at its offset (the to
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("each diff's base offset is the byte where the base's line starts (several bases, text of several bytes a character, a file appended to before it was opened)", () => {
+  const dir = mkdtempSync(join(tmpdir(), "lethe-heads-"));
+  try {
+    const path = join(dir, "t.jsonl");
+    const first = openTranscript(path, { header: { id: "s", cwd: dir } });
+    first.appendMessage(user("déjà vu — 日本語 🎉"));
+    first.close();
+    const w = openTranscript(path);
+    let tail = w.appendMessage(user("start")).uuid;
+    for (let k = 0; k < 12; k++) {
+      for (let i = 0; i < 3; i++) w.appendMessage(user(`ß${"é".repeat(k * 50 + i)} ${"日本".repeat(30)} ${k}`));
+      // Every fourth head shares nothing with the base: a new base.
+      const note = k % 4 === 0 ? `new base ${k} ${"€".repeat(400)}` : "a note";
+      w.appendBoundary({ kind: "snip", tokens_before: 9, tokens_after: 3, head: [TASK, user(note)], tail_from: tail });
+      tail = w.appendMessage(user(`kept ${k} ✓`)).uuid;
+    }
+    w.close();
+    const bytes = readFileSync(path);
+    let diffs = 0;
+    for (const line of bytes.toString("utf8").split("\n")) {
+      if (!line.includes('"head_from"')) continue;
+      const from = (JSON.parse(line) as { head_from: { id: string; at: number } }).head_from;
+      const at = bytes.subarray(from.at).toString("utf8");
+      assert.ok(at.startsWith('{"type":"boundary"'), `offset ${from.at} starts ${JSON.stringify(at.slice(0, 40))}`);
+      assert.equal((JSON.parse(at.slice(0, at.indexOf("\n"))) as { head_id: string }).head_id, from.id);
+      diffs++;
+    }
+    assert.ok(diffs >= 6, `${diffs} diffs`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
