@@ -144,3 +144,14 @@ test("snipDetails looks at the removed part and the rewritten message only", () 
   assert.deepEqual(d.removed, { messages: 3, uuids: [], tool_results: [{ tool_use_id: "t1", name: "bash", full_text: "transcript" }] });
   assert.equal(d.carried.user_messages, 1);
 });
+
+test("snipDetails given a range that is not a snip's (fractional, reversed, past the end) answers as boundaryDetails", () => {
+  const before: Message[] = [
+    { role: "user", content: "task" },
+    { role: "assistant", content: [{ type: "text", text: "a" }] },
+    { role: "user", content: [{ type: "text", text: "b" }] },
+    { role: "assistant", content: [{ type: "text", text: "c" }] },
+  ];
+  const after = [before[0]!, before[3]!];
+  for (const [from, to] of [[1.5, 3], [3, 1], [1, 9], [0, 2], [Number.NaN, 3]] as const) assert.deepEqual(snipDetails(before, after, from, to), boundaryDetails(before, after));
+});

@@ -24,15 +24,17 @@ const blocks = (m: Message) => (typeof m.content === "string" ? [{ type: "text" 
 
 /**
  * boundaryDetails of a snip, looking only at what it removed (`before[from..to)`) and the message
- * it rewrote (`before[from - 1]`, now `after[from - 1]`), when `after` is exactly `before` with that range cut out and that
- * one message replaced, cut where snip cuts, its tool calls unique and each result answering the
- * call just before it (as repair leaves a history): then nothing else can differ, and a snip
- * in a long history no longer walks all of both. Otherwise boundaryDetails itself.
+ * it rewrote (`before[from - 1]`, now `after[from - 1]`). That holds when `after` is exactly
+ * `before` with that range cut out and that one message replaced, cut where snip cuts, its tool
+ * calls unique and each result answering the call just before it (as repair leaves a history):
+ * nothing else can differ, so a snip in a long history no longer walks all of both. Any other
+ * shape gets boundaryDetails itself.
  */
 export function snipDetails(before: readonly Message[], after: readonly Message[], from: number, to: number, uuidOf?: (m: Message) => string | undefined): BoundaryDetails {
   const generic = () => boundaryDetails(before, after, uuidOf);
-  // Cut as snip cuts (./../layers/snip.ts): after a user message, before an assistant one, so no result outside answers a call inside.
-  if (from < 1 || to <= from || to >= before.length || before[from - 1]!.role !== "user" || before[to]!.role !== "assistant" || after.length !== before.length - (to - from)) return generic();
+  // Cut as snip cuts (../layers/snip.ts): after a user message, before an assistant one, so no
+  // result outside answers a call inside.
+  if (!Number.isInteger(from) || !Number.isInteger(to) || from < 1 || to <= from || to >= before.length || before[from - 1]!.role !== "user" || before[to]!.role !== "assistant" || after.length !== before.length - (to - from)) return generic();
   for (let i = 0; i < from - 1; i++) if (after[i] !== before[i]) return generic();
   for (let i = to, j = from; i < before.length; i++, j++) if (after[j] !== before[i]) return generic();
   const removed = before.slice(from, to);
