@@ -136,6 +136,27 @@ test("the ledger a snip carries is capped as a rebuild caps it (it used to grow 
   assert.match(ledger, /src\/app\.py/, "the modified file stays");
 });
 
+test("a snip's ledger and work record are handed to the counter with the count their fit priced (as a rebuild's are), so neither is counted again", async () => {
+  const { renderLedger } = await import("../../src/compaction/state/ledger.ts");
+  const { createTokenCounter } = await import("../../src/tokens/count.ts");
+  const base = createTokenCounter(undefined, { lineCounted: ["<lethe-work>", "<lethe-files>"] });
+  const remembered = new Map<string, number>();
+  const tokens = { ...base, rememberRecord: (t: string, n: number) => (remembered.set(t, n), base.rememberRecord!(t, n)) };
+  const ctx = { ...context({ config: noGate }), tokens };
+  const h = bashSession(40, 100);
+  h[2] = { role: "user", content: [...(h[2]!.content as never[]), { type: "text", text: renderLedger({ read: new Set(["src/a.py", "src/b.py"]), modified: new Set(["src/c.py"]) }) }] };
+  const r = snip(h, ctx);
+  assert.ok(r.event);
+  const texts = (r.history[r.event.from - 1]!.content as { type: string; text?: string }[]).filter((b) => b.type === "text").map((b) => b.text!);
+  for (const open of ["<lethe-files>", "<lethe-work>"]) {
+    const text = texts.find((t) => t.startsWith(open));
+    assert.ok(text !== undefined, `the snip carries ${open}`);
+    assert.ok(remembered.has(text), `${open} was handed to the counter`);
+    // What was remembered is what counting it afresh gives.
+    assert.equal(remembered.get(text), createTokenCounter(undefined, { lineCounted: ["<lethe-work>", "<lethe-files>"] }).text(text));
+  }
+});
+
 test("the pressure gate: snip waits for the context a summary's rebuild would hold (a quarter of the threshold on small windows), and never past snip.maxGateTokens (16k), whatever the window", async () => {
   const { rebuildShare, snipGateTokens, autoCompactThreshold } = await import("../../src/compaction/config/config.ts");
   const { resolveConfig } = await import("../../src/compaction/config/config.ts");

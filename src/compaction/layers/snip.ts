@@ -15,8 +15,7 @@ import type { ContentBlock, Message } from "../../messages/types.ts";
 
 const isCarried = (text: string) => isLetheText(text) || text.startsWith(USER_MESSAGE_PREFIX);
 import { rebuildBudgets, snipGateTokens, thresholdOf } from "../config/config.ts";
-import { ledgerOf, renderLedger } from "../state/ledger.ts";
-import { boundedLedger } from "../summary/rebuild.ts";
+import { ledgerOf, renderLedgerWithin } from "../state/ledger.ts";
 import { USER_MESSAGE_PREFIX, carryAttachments, isLetheText, selectUserMessages, userMessagesOf } from "../state/retain.ts";
 import { recordedTokens, snipBoundary } from "./markers.ts";
 import { carriedWorkOf, renderWorkWithin, workRecordOf } from "../state/work.ts";
@@ -107,7 +106,7 @@ export function snip(history: readonly Message[], ctx: LayerContext): LayerResul
   // Its first block is its note (a new text block); the others are the attachments themselves.
   carried.push(...attachments.map((b, k) => (k === 0 && b.type === "text" ? block(b.text) : b)));
   // Capped as a rebuild caps it (modified files first): uncapped, it grew with every snip.
-  if (ledger.read.size + ledger.modified.size > 0) carried.push(block(renderLedger(boundedLedger(ledger, budgets.ledgerTokens, ctx.tokens))));
+  if (ledger.read.size + ledger.modified.size > 0) carried.push(block(renderLedgerWithin(ledger, budgets.ledgerTokens, ctx.tokens)));
   // What was tried and how it ended: without it the agent repeats work after a snip.
   const work = workRecordOf(history.slice(cut.head, cut.tail), carriedWorkOf([carriedBefore]));
   const workText = renderWorkWithin(work, budgets.workTokens, ctx.tokens);
