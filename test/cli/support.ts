@@ -104,6 +104,15 @@ export interface CliRun {
   stderr: string;
 }
 
+/**
+ * Whether two dollar amounts are the same sum: the json result prices the run's summed usage, the
+ * transcript each request, and prices are multiples of $0.05 per million tokens, so a total can sit
+ * exactly on a half-millionth and round either way under toFixed(6). Apart by less than 1e-9.
+ */
+export function sameCost(a: number, b: number): boolean {
+  return Number.isFinite(a) && Number.isFinite(b) && Math.abs(a - b) < 1e-9;
+}
+
 /** Runs the CLI to completion (asynchronously: the fake server lives in this process). */
 export function runCli(args: string[], opts: { env: NodeJS.ProcessEnv; cwd?: string; input?: string }): Promise<CliRun> {
   return new Promise((resolveRun, reject) => {
