@@ -157,6 +157,33 @@ test("a snip's ledger and work record are handed to the counter with the count t
   }
 });
 
+test("a snip's carried ledger is the capped ledger rendered, and its remembered count the one counting it afresh gives, whatever the paths (newlines, the closing tag, empty)", async () => {
+  const fc = (await import("fast-check")).default;
+  const { boundedLedger, ledgerOf, renderLedger } = await import("../../src/compaction/state/ledger.ts");
+  const { rebuildBudgets } = await import("../../src/compaction/config/config.ts");
+  const { createTokenCounter } = await import("../../src/tokens/count.ts");
+  const lineCounted = ["<lethe-work>", "<lethe-files>"];
+  const path = fc.oneof(fc.stringMatching(/^[\w./-]{1,40}$/), fc.string({ maxLength: 20 }), fc.constantFrom("a\nread: b", "x\r", "</lethe-files>", "", "p\u2028q", "modified: z"));
+  fc.assert(
+    fc.property(fc.uniqueArray(path, { maxLength: 300 }), fc.uniqueArray(path, { maxLength: 20 }), (read, modified) => {
+      const base = createTokenCounter(undefined, { lineCounted });
+      const remembered = new Map<string, number>();
+      const ctx = { ...context({ window: 32_000, config: noGate }), tokens: { ...base, rememberRecord: (t: string, n: number) => (remembered.set(t, n), base.rememberRecord!(t, n)) } };
+      const h = bashSession(40, 100);
+      const carried = { type: "text" as const, text: renderLedger({ read: new Set(read), modified: new Set(modified) }) };
+      h[2] = { role: "user", content: [...(h[2]!.content as never[]), carried] };
+      const r = snip(h, ctx);
+      assert.ok(r.event);
+      const texts = (r.history[r.event.from - 1]!.content as { type: string; text?: string }[]).filter((b) => b.type === "text").map((b) => b.text!);
+      const ledger = ledgerOf([{ role: "user", content: [carried] }, ...h.slice(r.event.from, r.event.to)]);
+      const want = ledger.read.size + ledger.modified.size > 0 ? renderLedger(boundedLedger(ledger, rebuildBudgets(ctx.window, ctx.config).ledgerTokens, createTokenCounter(undefined, { lineCounted }))) : undefined;
+      assert.equal(texts.find((t) => t.startsWith("<lethe-files>")), want);
+      if (want !== undefined && remembered.has(want)) assert.equal(remembered.get(want), createTokenCounter(undefined, { lineCounted }).text(want));
+    }),
+    { numRuns: 150 },
+  );
+});
+
 test("the pressure gate: snip waits for the context a summary's rebuild would hold (a quarter of the threshold on small windows), and never past snip.maxGateTokens (16k), whatever the window", async () => {
   const { rebuildShare, snipGateTokens, autoCompactThreshold } = await import("../../src/compaction/config/config.ts");
   const { resolveConfig } = await import("../../src/compaction/config/config.ts");

@@ -5,7 +5,7 @@ import { toolResultsOf, toolUsesOf } from "../../messages/blocks.ts";
 import { leadingCompaction } from "../../messages/compaction.ts";
 import type { CompactionBlock, ContentBlock, Message } from "../../messages/types.ts";
 import type { TokenCounter } from "../../tokens/count.ts";
-import { type FileLedger, boundedLedger, callFiles, ledgerOf, renderLedgerWithin } from "../state/ledger.ts";
+import { type FileLedger, callFiles, ledgerOf, renderLedgerWithin } from "../state/ledger.ts";
 import { carriedWorkOf, renderWorkWithin, workRecordOf } from "../state/work.ts";
 import { carryAttachments, selectUserMessages, todosOf, userMessagesOf } from "../state/retain.ts";
 import { CONTINUE_TAG, FILES_RESTORED_TAG, REBUILD_TAG, latestRequest, restoredFile, summary, userMessage } from "../state/tags.ts";
@@ -121,9 +121,6 @@ function restoreFiles(paths: string[], input: RebuildInput): { blocks: ContentBl
   }
   return { blocks, restored };
 }
-
-// The ledger's cap lives with the ledger; re-exported for the layers and tests that name it here.
-export { boundedLedger };
 
 /** The history after a summary: continuation note, summary, the user's messages, ledger, restored files, todos, attachments, and the newest rounds whole. */
 export function rebuild(input: RebuildInput): RebuildResult {
