@@ -8,6 +8,9 @@ import * as weights from "./estimate-weights.ts";
 const { CLASS, DIGIT, LOWER, UPPER } = classes;
 const { W } = weights;
 
+/** Per class, its chars in the run randomRunExtra is reading. */
+const COUNTS = new Int32Array(256);
+
 /**
  * Extra cost of a finished [A-Za-z0-9+/] run text[from, to) that looks random (base64, keys,
  * hashes): its per-char cost minus what its pieces were charged (`charged`). Runs shorter than
@@ -16,19 +19,23 @@ const { W } = weights;
 export function randomRunExtra(text: string, from: number, to: number, charged: number, w: Float64Array, replace: boolean): number {
   const len = to - from;
   if (len < 20) return 0;
-  let digits = 0, upper = 0, lower = 0, switches = 0, repeats = 0, prevK = -1, prevC = -1, same = 0;
-  for (let i = from; i < to; i++) {
+  // Counted without a branch per char: in a random run the class of the next char is a coin
+  // toss, and a branch on it is mispredicted about every other char.
+  const n = COUNTS;
+  n[DIGIT] = n[UPPER] = n[LOWER] = 0;
+  let prevC = text.charCodeAt(from), prevK = CLASS[prevC]!, switches = 0, repeats = 0, same = 1;
+  n[prevK]! += 1;
+  for (let i = from + 1; i < to; i++) {
     const c = text.charCodeAt(i);
     const k = CLASS[c]!;
-    if (k === DIGIT) digits++;
-    else if (k === UPPER) upper++;
-    else if (k === LOWER) lower++;
-    if (prevK >= 0 && k !== prevK) switches++;
+    n[k]! += 1;
+    switches += +(k !== prevK);
     same = c === prevC ? same + 1 : 1;
     if (same >= 3) repeats++;
     prevK = k;
     prevC = c;
   }
+  const digits = n[DIGIT]!, upper = n[UPPER]!, lower = n[LOWER]!;
   if (digits < 2 || upper < 4 || lower < 4 || switches < 8) return 0;
   const r = w[W.RANDOM]! * (len - repeats) + w[W.REPEAT_LETTER]! * repeats + w[W.RANDOM_SWITCH]! * switches;
   return replace ? r - charged : Math.max(0, r - charged);
@@ -61,24 +68,33 @@ export function vlqRunExtra(text: string, from: number, to: number, charged: num
 const RUNS = new Float64Array(4 * 256);
 let used = 0;
 
+/** The scan's total (in and out) and the total before the run, for noteRun: doubles in a typed
+ * array stay unboxed, where a double passed to or returned from a call is a heap number, which
+ * the scan then made ready ahead of the call for every char that is not a letter. */
+export const RUN_TOTALS = new Float64Array(2);
+
 /**
- * Notes the run text[start, end) of `kind`, charged t - t0, for flushRuns; returns the total,
- * which grows by the extra cost of the runs noted before when there is no room for more. (Here,
- * not in the scan: a branch the scan meets first long after it was compiled costs it its code.)
+ * Notes the run text[start, end) of `kind` for flushRuns; its charge is the total less the total
+ * before it (RUN_TOTALS), and the total grows by the extra cost of the runs noted before when
+ * there is no room for more. (Here, not in the scan: a branch the scan meets first long after it
+ * was compiled costs it its code.)
  */
-export function noteRun(text: string, t: number, start: number, end: number, t0: number, kind: number, w: Float64Array, replace: boolean): number {
+export function noteRun(text: string, start: number, end: number, kind: number, w: Float64Array, replace: boolean): void {
+  let t = RUN_TOTALS[0]!;
   if (used === RUNS.length) t += flushRuns(text, w, replace);
   RUNS[used++] = start;
   RUNS[used++] = end;
-  RUNS[used++] = t - t0;
+  RUNS[used++] = t - RUN_TOTALS[1]!;
   RUNS[used++] = kind;
-  return t;
+  RUN_TOTALS[0] = t;
 }
 
 /** The extra cost of the runs noted since the last flush (and none noted after it). */
 export function flushRuns(text: string, w: Float64Array, replace: boolean): number {
   let extra = 0;
   for (let j = 0; j < used; j += 4) {
+    // A mappings run that is the random run noted before it holds no "," or ";": nothing extra.
+    if (RUNS[j + 3] === 1 && j > 0 && RUNS[j - 4] === RUNS[j] && RUNS[j - 3] === RUNS[j + 1]) continue;
     extra += RUNS[j + 3] === 0 ? randomRunExtra(text, RUNS[j]!, RUNS[j + 1]!, RUNS[j + 2]!, w, replace) : vlqRunExtra(text, RUNS[j]!, RUNS[j + 1]!, RUNS[j + 2]!, w, replace);
   }
   used = 0;

@@ -8,7 +8,7 @@
 const ATOMS = [
   "a", "s", "B", "Ab", "é", "É", "Ω", "я", "ठ", "ல", "ລ", "日", "の", "カ", "한", "1", "1234567", " ", "  ",
   "\t", "\u00a0", "\n", "\n\n", ".", ",", "(", "\\", "\\nn", "/", "'", "=====", "((((((((((", "''''''''''",
-  "→", "🎉", "══", "\ud800", "\ufffd", "\u001b", "\u2010", "don't",
+  "→", "🎉", "══", "❤️", "。”", "\ud800", "\ufffd", "\u001b", "\u2010", "don't",
   "QmFzZTY0IGVuY29kZWQgc3RyaW5nIHdpdGggbWl4ZWQ", "AAAA,SAAS;KAAK,CAAC,EAAE;;;AACA,IAAI,KAAK;MAAM,CAAC,GAAG,EAAE;AAAA,SAAS",
 ];
 

@@ -33,7 +33,7 @@ import { type Vocab, greedyTokens } from "./vocab.ts";
 import { keyedTokens, pieceCache } from "./vocab-cache.ts";
 import { o200kVocab } from "./vocab-o200k.ts";
 import { codePointAt, symbolEnds, symbolTokens } from "./estimate-symbols.ts";
-import { flushRuns, noteRun, randomRunExtra, vlqRunExtra } from "./estimate-runs.ts";
+import { RUN_TOTALS as runTotals, flushRuns, noteRun, randomRunExtra, vlqRunExtra } from "./estimate-runs.ts";
 import { warmUp } from "./estimate-warmup.ts";
 
 export { W } from "./estimate-weights.ts";
@@ -46,6 +46,7 @@ const {
   NEWLINE, PUNCT, SLASHPLUS, SPACE, SYM, UPPER, XBYTE, XCYR, XCYR2, XGRC, XIND, XLAT, XRARE,
 } = classes;
 const { W, WEIGHTS } = weights;
+const RUN_TOTALS = runTotals;
 
 /** Chars whose long runs are few tokens: "=-#*./_~+%" ("=" × 64 is one token, "(" × 64 sixteen). */
 const isRuler = (c: number): boolean =>
@@ -246,14 +247,23 @@ export function estimateWith(text: string, w: Float64Array, replace = false): nu
         aposAt = -1;
       }
       const inVlq = k === DIGIT || c === 0x2c || c === 0x3b;
-      // A long run is priced after the loop (./estimate-runs.ts). ("+": the compiler takes a
-      // call's result for anything at all, and t with it: every addition to t would allocate.)
+      // A long run is priced after the loop (./estimate-runs.ts); the totals go by RUN_TOTALS.
       if (k !== DIGIT && runStart >= 0) {
-        if (i - runStart >= 20) t = +noteRun(text, t, runStart, i, runT0, 0, w, replace);
+        if (i - runStart >= 20) {
+          RUN_TOTALS[0] = t;
+          RUN_TOTALS[1] = runT0;
+          noteRun(text, runStart, i, 0, w, replace);
+          t = RUN_TOTALS[0]!;
+        }
         runStart = -1;
       }
       if (!inVlq && vlqStart >= 0) {
-        if (i - vlqStart >= 64) t = +noteRun(text, t, vlqStart, i, vlqT0, 1, w, replace);
+        if (i - vlqStart >= 64) {
+          RUN_TOTALS[0] = t;
+          RUN_TOTALS[1] = vlqT0;
+          noteRun(text, vlqStart, i, 1, w, replace);
+          t = RUN_TOTALS[0]!;
+        }
         vlqStart = -1;
       }
       // An apostrophe after a word is a token of its own only when no letter follows: a contraction
@@ -378,11 +388,21 @@ export function estimateWith(text: string, w: Float64Array, replace = false): nu
     }
     const inRun = k === SLASHPLUS; // (letters and digits take the paths above; "," and ";" are PUNCT)
     if (!inRun && runStart >= 0) {
-      if (i - runStart >= 20) t = +noteRun(text, t, runStart, i, runT0, 0, w, replace);
+      if (i - runStart >= 20) {
+        RUN_TOTALS[0] = t;
+        RUN_TOTALS[1] = runT0;
+        noteRun(text, runStart, i, 0, w, replace);
+        t = RUN_TOTALS[0]!;
+      }
       runStart = -1;
     }
     if (!inRun && vlqStart >= 0) {
-      if (i - vlqStart >= 64) t = +noteRun(text, t, vlqStart, i, vlqT0, 1, w, replace);
+      if (i - vlqStart >= 64) {
+        RUN_TOTALS[0] = t;
+        RUN_TOTALS[1] = vlqT0;
+        noteRun(text, vlqStart, i, 1, w, replace);
+        t = RUN_TOTALS[0]!;
+      }
       vlqStart = -1;
     }
     if (aposWord && !isPieceLetter(k)) t += wAposRest;
@@ -493,7 +513,8 @@ export function estimateWith(text: string, w: Float64Array, replace = false): nu
   if (pieceStart >= 0) t = pieceT0 + greedyTokens(v, text, pieceStart, n, true, wVocab, wVocabMiss);
   const t1 = t;
   t += randomRunExtra(text, runStart >= 0 ? runStart : n, n, t1 - runT0, w, replace);
-  t += vlqRunExtra(text, vlqStart >= 0 ? vlqStart : n, n, t1 - vlqT0, w, replace);
+  // (A mappings run that is the random run holds no separator: nothing to price.)
+  t += vlqRunExtra(text, vlqStart >= 0 && vlqStart !== runStart ? vlqStart : n, n, t1 - vlqT0, w, replace);
   t += flushRuns(text, w, replace);
   // Trailing whitespace is a token of its own; a single trailing space is charged no more than
   // whatever could absorb it next, so appending text never lowers the estimate.
