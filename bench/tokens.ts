@@ -7,10 +7,12 @@
 // mean_abs_err_pct is the mean over all documents, worst_category_err_pct the largest |category
 // total error|. Throughput is UTF-8 megabytes (10^6 bytes) of input per second, the median of
 // several passes over the material repeated to a fixed volume, one call per document.
+import { execFileSync } from "node:child_process";
 import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { CAP_BYTES, MIN_DOC_CHARS, loadAll, loadUnseen, type Category, type UnseenDoc } from "./tokens-material.ts";
+import { type Counter, bytesOf, throughput } from "./tokens-throughput.ts";
 import { countTokens } from "../src/tokens/exact.ts";
 import { estimateTokens } from "../src/tokens/estimate.ts";
 // A peer for comparison on the held-out material only (a devDependency): tokenx's
@@ -27,7 +29,6 @@ const corpus = arg("--corpus", resolve(root, "../shared/corpus/real_sessions.jso
 const out = arg("--out", resolve(root, "bench/results/tokens.json"));
 const unseenFile = arg("--unseen", resolve(root, "bench/material/unseen.jsonl.gz"));
 
-type Counter = (text: string) => number;
 const chars4: Counter = (text) => Math.ceil(text.length / 4);
 const counters: Record<"estimator" | "chars4", Counter> = { estimator: estimateTokens, chars4 };
 
@@ -39,26 +40,7 @@ const PLAN = {
   exact: { total: TOTAL_MB, perCategory: 1, reps: 3 },
 };
 
-const bytesOf = (s: string): number => Buffer.byteLength(s, "utf8");
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const round = (x: number, d = 2): number => Number(x.toFixed(d));
-
-/** MB/s of `count` over `docs` repeated to at least `mb` megabytes: median of `reps` passes. */
-function throughput(count: Counter, docs: string[], mb: number, reps: number): number {
-  const bytes = docs.reduce((n, d) => n + bytesOf(d), 0);
-  const times = Math.max(1, Math.ceil((mb * 1e6) / bytes));
-  let sink = 0;
-  for (const d of docs) sink += count(d); // warm-up
-  const rates: number[] = [];
-  for (let r = 0; r < reps; r++) {
-    const t0 = process.hrtime.bigint();
-    for (let k = 0; k < times; k++) for (const d of docs) sink += count(d);
-    const s = Number(process.hrtime.bigint() - t0) / 1e9;
-    rates.push((bytes * times) / 1e6 / s);
-  }
-  if (sink < 0) console.log(sink); // keep the work observable
-  return median(rates);
-}
 
 interface ErrStats { mean_abs_err_pct: number; worst_doc_err_pct: number; sum_err_pct: number }
 function errors(est: number[], exact: number[]): ErrStats & { abs: number[] } {
@@ -73,7 +55,8 @@ function errors(est: number[], exact: number[]): ErrStats & { abs: number[] } {
 }
 
 const t0 = Date.now();
-const cats: Category[] = loadAll({ corpus, seeds: resolve(root, "../shared/seeds"), nodeModules: resolve(root, "node_modules") });
+const seeds = resolve(root, "../shared/seeds"), nodeModules = resolve(root, "node_modules");
+const cats: Category[] = loadAll({ corpus, seeds, nodeModules });
 const allDocs = cats.flatMap((c) => c.docs);
 
 // Phase 1: errors. This also runs every counter over all material before any timing, so the
@@ -176,7 +159,11 @@ const unseenFit = { overall: { ...group((d) => d.split === "fit"), sources: unde
 // material only. After the unseen material (other scripts, source maps, random runs) the
 // compiled scan is more general and slower on everything: that rate too, for the same input.
 const afterAll = round(throughput(estimateTokens, allDocs, PLAN.estimator.total, PLAN.estimator.reps), 1);
-Object.assign(estimator, { mb_per_s_after_unseen_material: afterAll });
+// And in a process of its own whose estimator met a host's kinds of string first (./tokens-host.ts).
+const hostScript = resolve(root, "bench/tokens-host.ts");
+const hostArgs = [corpus, seeds, nodeModules, String(PLAN.estimator.total), String(PLAN.estimator.reps)];
+const afterHost = Number(execFileSync(process.execPath, [...process.execArgv, hostScript, ...hostArgs], { encoding: "utf8" }).trim().split("\n").at(-1));
+Object.assign(estimator, { mb_per_s_after_unseen_material: afterAll, mb_per_s_host_strings: afterHost });
 
 const result = {
   estimator,
@@ -199,7 +186,7 @@ const result = {
     reference: "exact o200k (gpt-tokenizer 4, src/tokens/exact.ts)",
     error:
       "per document |estimate - exact| / exact, in %. Top level: mean_abs_err_pct is the mean over all documents, worst_category_err_pct the largest |category sum error|. Per category: sum_err_pct is signed (Σestimate - Σexact) / Σexact.",
-    throughput: `UTF-8 MB (10^6 bytes) of input per second, one call per document; median of several passes over the material repeated to >= ${TOTAL_MB} MB (headline), >= 4 MB per category (>= 1 MB for exact). chars/4 is O(1) per call, so its rate only measures call overhead. Documents are flat strings, as JSON.parse gives them.`,
+    throughput: `UTF-8 MB (10^6 bytes) of input per second, one call per document; median of several passes over the material repeated to >= ${TOTAL_MB} MB (headline), >= 4 MB per category (>= 1 MB for exact). chars/4 is O(1) per call, so its rate only measures call overhead. Documents are flat strings, as JSON.parse gives them; estimator.mb_per_s_host_strings is the headline measured in a process of its own whose estimator first met the kinds of string a host hands over (slices, concatenations, internalized and two-byte strings: bench/tokens-host.ts).`,
     node: process.version,
     seconds: 0,
   },
@@ -231,7 +218,7 @@ for (const r of hrows) console.log(r.map((x, i) => (i === 0 ? x.padEnd(hw[i]!) :
 console.log(`over the held-out aims (kind <= ${TARGETS.kind_max_mean_abs_err_pct}%, family <= ${TARGETS.family_max_mean_abs_err_pct}%): ${overTarget.join(", ") || "none"}`);
 console.log(`held-out sources: ${heldOut.split.held_sources.length}, fit sources: ${heldOut.split.fit_sources.length}; estimator on held-out material ${heldOut.overall.mb_per_s} MB/s`);
 console.log(
-  `\nestimator: mean_abs_err_pct ${estimator.mean_abs_err_pct}  worst_category_err_pct ${estimator.worst_category_err_pct}  ${estimator.mb_per_s} MB/s (${afterAll} MB/s once it has also met the unseen material)\n` +
+  `\nestimator: mean_abs_err_pct ${estimator.mean_abs_err_pct}  worst_category_err_pct ${estimator.worst_category_err_pct}  ${estimator.mb_per_s} MB/s (${afterAll} MB/s once it has also met the unseen material; ${afterHost} MB/s where its first calls had a host's kinds of string)\n` +
     `chars/4:   mean_abs_err_pct ${c4.mean_abs_err_pct}  worst_category_err_pct ${c4.worst_category_err_pct}\n` +
     `exact:     ${exactAll.mb_per_s} MB/s\n` +
     `wrote ${out} (${result.method.seconds} s)`,

@@ -4,6 +4,10 @@
 import * as classes from "./estimate-classes.ts";
 import * as weights from "./estimate-weights.ts";
 
+/** Called on the string, not looked up on it: a lookup on strings of many kinds (slices,
+ * concatenations, internalized) is megamorphic, and the compiled scan then makes it for every char. */
+const charCodeAt = String.prototype.charCodeAt;
+
 // Module constants, not imported bindings (see ./estimate.ts).
 const { CLASS, DIGIT, LOWER, UPPER } = classes;
 const { W } = weights;
@@ -23,10 +27,10 @@ export function randomRunExtra(text: string, from: number, to: number, charged: 
   // toss, and a branch on it is mispredicted about every other char.
   const n = COUNTS;
   n[DIGIT] = n[UPPER] = n[LOWER] = 0;
-  let prevC = text.charCodeAt(from), prevK = CLASS[prevC]!, switches = 0, repeats = 0, same = 1;
+  let prevC = charCodeAt.call(text, from), prevK = CLASS[prevC]!, switches = 0, repeats = 0, same = 1;
   n[prevK]! += 1;
   for (let i = from + 1; i < to; i++) {
-    const c = text.charCodeAt(i);
+    const c = charCodeAt.call(text, i);
     const k = CLASS[c]!;
     n[k]! += 1;
     switches += +(k !== prevK);
@@ -51,7 +55,7 @@ export function vlqRunExtra(text: string, from: number, to: number, charged: num
   if (to - from < 64) return 0;
   let seps = 0, repeats = 0, a = 0, prev = -1;
   for (let i = from; i < to; i++) {
-    const c = text.charCodeAt(i);
+    const c = charCodeAt.call(text, i);
     if (c === 0x2c || c === 0x3b) {
       if (c === prev) repeats++; // ";;;;;;" (lines without mappings) merges into few tokens
       else seps++;

@@ -6,6 +6,10 @@
 import { CHAR_TABLE_SIZE, FILL_SHIFT, JOINS, JOINS_NL, PAIRS, RUN_SHIFT, SPACED_SHIFT, pairKey } from "./vocab-chars.ts";
 import type { Vocab } from "./vocab.ts";
 
+/** Called on the string, not looked up on it: a lookup on strings of many kinds (slices,
+ * concatenations, internalized) is megamorphic, and the compiled scan then makes it for every char. */
+const charCodeAt = String.prototype.charCodeAt;
+
 /** A char beyond the table (CJK extensions, tags, private use): a token per UTF-8 byte, BPE's most. */
 const BEYOND = 4 | (5 << SPACED_SHIFT);
 
@@ -14,7 +18,7 @@ const BEYOND = 4 | (5 << SPACED_SHIFT);
  * surrogate: o200k encodes text to UTF-8, which replaces one with U+FFFD ("a\ud800b" is "a" "�" "b").
  */
 export function codePointAt(text: string, i: number, hi: number): number {
-  const lo = i + 1 < text.length ? text.charCodeAt(i + 1) : 0;
+  const lo = i + 1 < text.length ? charCodeAt.call(text, i + 1) : 0;
   return hi <= 0xdbff && lo >= 0xdc00 && lo <= 0xdfff ? ((hi - 0xd800) << 10) + (lo - 0xdc00) + 0x10000 : 0xfffd;
 }
 

@@ -20,9 +20,8 @@ const CONTEXTS = ["\n ", "\n\n  ", " \t", "{\n", "\\", "x'", " (.", "a\n"];
  * Runs `scan` (./estimate.ts's estimateWith) over every atom after every other and after every
  * context, then every way of ending, in texts of a few hundred chars: the scan is called often
  * enough to record what it meets (a function does from its 8th call or so), never long enough
- * for the engine to compile one long loop on its own. As flat strings of one or two bytes a char,
- * as most texts are (no concatenations or slices: a call met with many kinds of string reads
- * `text.charCodeAt` the slow way).
+ * for the engine to compile one long loop on its own. (Flat strings of one or two bytes a char; the
+ * scan reads any kind of string the same way: see charCodeAt in ./estimate.ts.)
  */
 export function warmUp(scan: (text: string, w: Float64Array, replace?: boolean) => number, w: Float64Array): void {
   const texts = warmupTexts();

@@ -3,6 +3,10 @@
 // costs about a cache miss per char (a third of the estimator's time before there was this).
 import { type Vocab, greedyTokens } from "./vocab.ts";
 
+/** Called on the string, not looked up on it: a lookup on strings of many kinds (slices,
+ * concatenations, internalized) is megamorphic, and the compiled scan then makes it for every char. */
+const charCodeAt = String.prototype.charCodeAt;
+
 /** log2 of the slots of the table of pieces of up to 8 chars, 8 bytes each (512 kB), and of the
  * table of pieces of 9 to 16 chars, 16 bytes each (512 kB). Open-addressed tables, emptied when
  * 3/4 full (49k and 24k pieces; the shared bench material has ~42k and ~9k distinct ones). */
@@ -101,22 +105,22 @@ function longTokens(pc: PieceCache, text: string, from: number, to: number): num
   if (len > 16) return costAt(pc, greedyTokens(pc.v, text, from, to, false, pc.hit, pc.miss), true);
   let k0 = 0, k1 = 0, k2 = 0, k3 = 0, or = 0, i = from;
   for (const e = from + 4 < to ? from + 4 : to; i < e; i++) {
-    const c = text.charCodeAt(i);
+    const c = charCodeAt.call(text, i);
     or |= c;
     k0 = (k0 << 7) | c;
   }
   for (const e = from + 8 < to ? from + 8 : to; i < e; i++) {
-    const c = text.charCodeAt(i);
+    const c = charCodeAt.call(text, i);
     or |= c;
     k1 = (k1 << 7) | c;
   }
   for (const e = from + 12 < to ? from + 12 : to; i < e; i++) {
-    const c = text.charCodeAt(i);
+    const c = charCodeAt.call(text, i);
     or |= c;
     k2 = (k2 << 7) | c;
   }
   for (; i < to; i++) {
-    const c = text.charCodeAt(i);
+    const c = charCodeAt.call(text, i);
     or |= c;
     k3 = (k3 << 7) | c;
   }

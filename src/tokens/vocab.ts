@@ -11,6 +11,10 @@
 // symbol char costs (./vocab-chars.ts).
 import { type SymbolTable, buildSymbolTable } from "./vocab-chars.ts";
 
+/** Called on the string, not looked up on it: a lookup on strings of many kinds (slices,
+ * concatenations, internalized) is megamorphic, and the compiled scan then makes it for every char. */
+const charCodeAt = String.prototype.charCodeAt;
+
 /**
  * The trie. Node 0 is the root; a child is found by hashing (node, char index) into one
  * open-addressed typed array of (key, value) pairs: no object per node (320k nodes), one multiply
@@ -166,10 +170,10 @@ export function greedyTokens(v: Vocab, text: string, from: number, to: number, o
   while (i < to) {
     let last = -1;
     let j = i;
-    const c0 = text.charCodeAt(j);
+    const c0 = charCodeAt.call(text, j);
     let value = root[alpha[c0]!]!;
     if (value >= 0 && j + 1 < to) {
-      const c1 = text.charCodeAt(j + 1);
+      const c1 = charCodeAt.call(text, j + 1);
       if ((c0 | c1) < 128) {
         // Two steps at once (a miss at the second step falls through to the loop below).
         const two = ascii2[(c0 << 7) | c1]!;
@@ -184,7 +188,7 @@ export function greedyTokens(v: Vocab, text: string, from: number, to: number, o
       j++;
       if ((value & 1) === 1) last = j;
       if (j === to) break;
-      const a = alpha[text.charCodeAt(j)]!;
+      const a = alpha[charCodeAt.call(text, j)]!;
       if (a === 0) break;
       const key = ((value >>> 1) << 11) | a;
       let h = hash(key, mask);
@@ -195,7 +199,7 @@ export function greedyTokens(v: Vocab, text: string, from: number, to: number, o
     if (open && j === to && j > i) return n + hitCost;
     if (last < 0) {
       n += missCost;
-      const c = text.charCodeAt(i);
+      const c = charCodeAt.call(text, i);
       i += c >= 0xd800 && c <= 0xdbff ? 2 : 1;
     } else {
       n += hitCost;

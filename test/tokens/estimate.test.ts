@@ -170,3 +170,14 @@ test("the scan allocates nothing as it reads: estimating 20 MB of code and base6
   assert.ok(sink > 0);
   assert.ok(collections <= 2, `${collections} collections while estimating ${rounds} × ${text.length} chars`);
 });
+
+test("the scan calls String.prototype.charCodeAt on the text, never looks it up on it (a lookup met with a host's kinds of string — slices, concatenations, internalized — goes megamorphic: bench:tokens 48 MB/s against 84)", async () => {
+  const { readFileSync } = await import("node:fs");
+  // The estimator's modules: the scan and what it calls per piece or per char.
+  for (const file of ["estimate.ts", "estimate-runs.ts", "estimate-symbols.ts", "vocab.ts", "vocab-cache.ts"]) {
+    const source = readFileSync(new URL(`../../src/tokens/${file}`, import.meta.url), "utf8");
+    const lookups = source.split("\n").filter((l) => /\btext\.charCodeAt\(/.test(l));
+    assert.deepEqual(lookups, [], `${file} looks charCodeAt up on the text`);
+    assert.match(source, /charCodeAt\.call\(text, /, `${file}: the scan's reads are charCodeAt.call(text, i)`);
+  }
+});
