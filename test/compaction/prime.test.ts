@@ -75,7 +75,7 @@ test("indexNewMessages reads only messages it has not seen, and without a primin
   assert.equal(primed.size, 0, "nothing new, nothing counted");
   const next = [...h, bash("n1", "make build"), answer("n1", "ok\nexit code: 0")];
   indexNewMessages(next, seen, counter);
-  assert.deepEqual([...primed], ["$ make build  → ok"]);
+  assert.deepEqual([...primed], ["$ make build  -> ok"]);
 });
 
 test("a command's outcome, read once per result, is what commandOutcomes reads; the same result under another command is read again", () => {
@@ -97,7 +97,7 @@ test("a result too long to keep is not read as it arrives (budget moves it to di
   const huge = `${"log line\n".repeat(200_000)}exit code: 1`;
   const h = [{ role: "user", content: "go" } as Message, bash("big", "make all"), answer("big", huge), bash("small", "make test"), answer("small", "ok\nexit code: 0")];
   indexNewMessages(h, seen, counter);
-  assert.deepEqual([...primed], ["$ make test  → ok"]);
+  assert.deepEqual([...primed], ["$ make test  -> ok"]);
   // The snip still reads the long one's outcome from what it then holds.
   assert.deepEqual(commandOutcomes(h).map((o) => [o.command, o.exit]), [["make all", "1"], ["make test", "0"]]);
 });

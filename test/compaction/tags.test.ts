@@ -46,7 +46,7 @@ test("markers write numbers as en-US does, digit groups and all", async () => {
       const fmt = (x: number) => x.toLocaleString("en-US");
       assert.ok(persistedMarker({ toolUseId: "t", path: "/p", chars: n, tokens: m, preview: "p".repeat(m % 50) }).includes(`(${fmt(n)} chars, ~${fmt(m)} tokens)`));
       assert.ok(clearedPlaceholder({ toolUseId: "t", call: "bash", tokens: n }).includes(`~${fmt(n)} tokens`));
-      assert.ok(snipBoundary({ removed: n, from: m, to: m + n + 1 }).includes(`${fmt(n)} earlier messages (#${m}–#${m + n})`));
+      assert.ok(snipBoundary({ removed: n, from: m, to: m + n + 1 }).includes(`${fmt(n)} earlier messages (#${m}-#${m + n})`));
     }),
     { numRuns: 300 },
   );
@@ -70,7 +70,7 @@ test("the todo list, the persisted marker's path, the cleared placeholder and th
   assert.equal(tagOf(note.text), "attachments");
   // A second compaction carries the first one's "not in context now" line.
   const again = carryAttachments([{ role: "user", content: [note as never] }], 0, createTokenCounter(), "").blocks[0] as { text: string };
-  assert.match(again.text, /url https:\/\/example\.com\/a\.png — not in context now/);
+  assert.match(again.text, /url https:\/\/example\.com\/a\.png - not in context now/);
 });
 
 test("the user's own words are never taken for lethe's", () => {

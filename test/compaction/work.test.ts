@@ -8,7 +8,7 @@ import type { LayerContext } from "../../src/compaction/types.ts";
 import { createMemoryStore } from "../../src/session/tool-results.ts";
 import { snip } from "../../src/compaction/layers/snip.ts";
 import { DEFAULT_CONFIG } from "../../src/compaction/config/config.ts";
-import { tagOf } from "../../src/compaction/state/tags.ts";
+import { WORK_CLOSE, WORK_OPEN, tagOf } from "../../src/compaction/state/tags.ts";
 import { createTokenCounter } from "../../src/tokens/count.ts";
 import type { Message } from "../../src/messages/types.ts";
 import { measureRetention, retentionItems } from "../../bench/replay/retention.ts";
@@ -85,7 +85,7 @@ test("snip carries the work of what it removes, through a second snip, and reten
   const first = snip(h, ctx());
   assert.ok(first.event, "the long history is snipped");
   const text = (m: readonly Message[]) => JSON.stringify(m);
-  assert.ok(text(first.history).includes("$ python -m pytest tests/test_a.py  → exit error: E   AssertionError: expected 2, got 3"), "the failed run and why it failed");
+  assert.ok(text(first.history).includes("$ python -m pytest tests/test_a.py  -> exit error: E   AssertionError: expected 2, got 3"), "the failed run and why it failed");
   // Grow again and snip again: the record of the first snip is folded into the second's.
   const more = first.history.slice();
   for (let i = 40; i < 70; i++) more.push(call(`t${i}`, `ls dir${i}`), answer(`t${i}`, `z${"w".repeat(3_000)}`));
@@ -96,6 +96,31 @@ test("snip carries the work of what it removes, through a second snip, and reten
   // The newest 30 commands before the second snip are all in its context, each with its outcome.
   const items = retentionItems(more, createTokenCounter());
   assert.equal(measureRetention(items, second.history).commands_pct, 100);
+});
+
+test("what a snip writes into the context is ASCII when what it carries is: its note, the work record, a cut note, the user's messages (an arrow and a dash made the message carrying them, and every boundary line written with it, two-byte strings)", () => {
+  const ctx = (): LayerContext => ({ config: DEFAULT_CONFIG, window: { contextWindow: 32_000, maxOutputTokens: 8_000 }, tokens: createTokenCounter(), fixedTokens: 0, archivePath: "/tmp/t.jsonl", store: createMemoryStore(), now: 0 });
+  const h: Message[] = [{ role: "user", content: "Task: make the tests pass." }];
+  for (let i = 0; i < 40; i++) {
+    if (i === 12) h.push({ role: "user", content: [{ type: "text", text: `Also: ${"keep the API stable. ".repeat(600)}` }] });
+    h.push({ role: "assistant", content: [{ type: "text", text: `Step ${i}: ${"thinking it through ".repeat(40)}` }, { type: "tool_use", id: `t${i}`, name: "bash", input: { command: i % 3 ? `grep -n thing${i} src/mod${i}.py` : "python -m pytest -x" } }] });
+    h.push(answer(`t${i}`, i % 3 ? `found ${"y".repeat(2_500)}` : "E   AssertionError: expected 2, got 3\nFAILED tests/test_a.py::test_x", i % 3 === 0));
+  }
+  const out = snip(h, ctx());
+  assert.ok(out.event, "the long history is snipped");
+  const bounded = out.history[out.event.from - 1]!;
+  const texts = (bounded.content as { type: string; text?: string }[]).flatMap((b) => (b.type === "text" ? [b.text!] : []));
+  assert.ok(texts.some((t) => tagOf(t) === "work"), "a work record is carried");
+  for (const t of texts) assert.ok(/^[\x00-\x7f]*$/.test(t), `not ASCII: ${JSON.stringify(t.match(/[^\x00-\x7f]/)?.[0])} in ${JSON.stringify(t.slice(0, 80))}`);
+});
+
+test("a record an earlier version carried, with its arrow \"  →\", reads back as it did", () => {
+  const legacy = `${WORK_OPEN}\nWork done in the removed part:\n$ pip install pytz  → ok\n$ python t.py  → exit 1: ModuleNotFoundError: No module named 'pytz'\n$ make  → ok\n${WORK_CLOSE}`;
+  assert.deepEqual(parseWork(legacy)?.commands, [
+    { command: "pip install pytz", exit: "ok" },
+    { command: "python t.py", exit: "1", error: "ModuleNotFoundError: No module named 'pytz'" },
+    { command: "make", exit: "ok" },
+  ]);
 });
 
 test("fitting a record priced from its lines' counts (the engine's counter) keeps what rendering and counting each try keeps", () => {
@@ -118,7 +143,7 @@ test("fitting a record priced from its lines' counts (the engine's counter) keep
 });
 
 test("the record a snip renders reads back, at the next snip, as reading its text back would (commands holding the arrow or a newline included)", () => {
-  const line = fc.oneof(fc.string({ minLength: 1, maxLength: 60 }), fc.constantFrom("a  → b", "x\ny", "make  → ok", "exit 1: boom"));
+  const line = fc.oneof(fc.string({ minLength: 1, maxLength: 60 }), fc.constantFrom("a  -> b", "a  → b", "x\ny", "make  -> ok", "make  → ok", "exit 1: boom"));
   // Frozen, as outcomeOf's are (a caller's own outcomes are never kept, see below).
   const outcome = fc.record({ command: line, exit: fc.constantFrom("0", "1", "ok", "error", "a b", "2:"), error: fc.option(line, { nil: undefined }) }).map((o) => Object.freeze(o.error === undefined ? { command: o.command, exit: o.exit } : o) as CommandOutcome);
   const work = fc.record({ commands: fc.array(outcome, { maxLength: 12 }), notes: fc.array(line, { maxLength: 2 }) });

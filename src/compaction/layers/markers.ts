@@ -71,7 +71,7 @@ export function clearedPlaceholder(args: {
 export function snipBoundary(args: { removed: number; from: number; to: number; archivePath?: string }): string {
   const where = args.archivePath ? ` (${args.archivePath})` : "";
   return (
-    `${SNIP_PREFIX}${fmt(args.removed)} earlier messages (#${args.from}–#${args.to - 1}) were removed from the ` +
+    `${SNIP_PREFIX}${fmt(args.removed)} earlier messages (#${args.from}-#${args.to - 1}) were removed from the ` +
     `middle of this conversation to free context. They are kept in full in the session transcript${where}; ` +
     `use the recall tool to search or read them.]`
   );

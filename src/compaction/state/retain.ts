@@ -53,7 +53,7 @@ export function selectUserMessages(
   const cap = Math.max(budget, latestMax);
   if (used > cap) {
     const keep = Math.max(200, Math.floor((latest.length * cap) / used / 2));
-    latest = `${latest.slice(0, keep)}\n[… ${latest.length - 2 * keep} characters of this message are in the transcript …]\n${latest.slice(-keep)}`;
+    latest = `${latest.slice(0, keep)}\n[... ${latest.length - 2 * keep} characters of this message are in the transcript ...]\n${latest.slice(-keep)}`;
     used = counter.text(latest);
   }
   const kept: string[] = [];
@@ -136,12 +136,12 @@ export function carryAttachments(scope: readonly Message[], budget: number, coun
   const lines = [...earlier];
   for (const b of found) {
     const what = describeMedia(b as { type: string; source?: unknown; title?: unknown });
-    lines.push(keep.has(b) ? `- ${what} — attached again below` : `- ${what} — ${NOT_IN_CONTEXT}; kept in full in the session transcript${where}`);
+    lines.push(keep.has(b) ? `- ${what} - attached again below` : `- ${what} - ${NOT_IN_CONTEXT}; kept in full in the session transcript${where}`);
   }
   if (fromTools.length > 0) {
     const named = fromTools.slice(-MAX_TOOL_MEDIA_NAMED);
     const more = fromTools.length - named.length;
-    lines.push(`- from tool results: ${named.join("; ")}${more > 0 ? ` (and ${more} earlier)` : ""} — ${NOT_IN_CONTEXT}; kept in the session transcript${where}`);
+    lines.push(`- from tool results: ${named.join("; ")}${more > 0 ? ` (and ${more} earlier)` : ""} - ${NOT_IN_CONTEXT}; kept in the session transcript${where}`);
   }
   const note = `${ATTACHMENTS_TAG}: ${lines.length} in all]\n${lines.join("\n")}`;
   return { blocks: [{ type: "text", text: note }, ...found.filter((b) => keep.has(b))], kept: keep.size, noted: lines.length };

@@ -29,8 +29,15 @@ function outcomeText(o: CommandOutcome): string {
   return o.error ? `exit ${o.exit}: ${o.error}` : `exit ${o.exit}`;
 }
 
-/** Between a command and its outcome on a record's line (the first one on the line: errors are the likelier to hold one). */
-const ARROW = "  → ";
+/**
+ * Between a command and its outcome on a record's line (the first one on the line: errors are the
+ * likelier to hold one). ASCII, as all of lethe's own words in the context: one character beyond
+ * Latin-1 makes the record, the message carrying it and every boundary line written with it
+ * two-byte strings (twice the memory, slower to count, serialise and write). Records carried by
+ * an earlier version have "  → ", which reads back too.
+ */
+const ARROW = "  -> ";
+const ARROW_BEFORE = "  → ";
 
 /** The record's first line after its tag. */
 const WORK_INTRO = "Work done in the removed part (newest last; do not repeat what failed the same way):";
@@ -40,7 +47,7 @@ export const commandRecordLine = (o: CommandOutcome): string => `$ ${o.command}$
 /** A note's line in a rendered record. */
 export const noteRecordLine = (note: string): string => `noted: ${note}`;
 
-/** Render as a tagged block a later snip parses back. One line per command: `$ <command>  → <outcome>`. */
+/** Render as a tagged block a later snip parses back. One line per command: `$ <command>  -> <outcome>`. */
 export function renderWork(w: WorkRecord): string {
   const lines = [WORK_OPEN, WORK_INTRO];
   for (const o of w.commands) lines.push(commandRecordLine(o));
@@ -49,11 +56,12 @@ export function renderWork(w: WorkRecord): string {
   return lines.join("\n");
 }
 
-/** A command's outcome from its line in a record (`$ <command>  → <outcome>`: commandRecordLine's inverse). */
+/** A command's outcome from its line in a record (`$ <command>  -> <outcome>`: commandRecordLine's inverse). */
 function parseCommandLine(l: string): CommandOutcome {
-  const at = l.indexOf(ARROW);
+  let at = l.indexOf(ARROW), arrow = ARROW;
+  if (at < 0) at = l.indexOf((arrow = ARROW_BEFORE));
   const o: CommandOutcome = { command: at < 0 ? l.slice(2) : l.slice(2, at), exit: "ok" };
-  const outcome = at < 0 ? "" : l.slice(at + ARROW.length);
+  const outcome = at < 0 ? "" : l.slice(at + arrow.length);
   // Most lines end "ok", which sets nothing (no match of the pattern for it to run).
   const m = at < 0 || outcome === "ok" ? null : /^(?:ok|exit (\S+?)(?:: (.*))?)$/.exec(outcome);
   if (m?.[1] !== undefined) o.exit = m[1];

@@ -149,7 +149,7 @@ function notesOf(history: readonly Message[], limits: WorkLimits): string[] {
         .join(" "),
       limits.noteChars,
     );
-    if (text) out.unshift(text.length > limits.noteChars ? `${text.slice(0, limits.noteChars - 1)}…` : text);
+    if (text) out.unshift(text.length > limits.noteChars ? `${text.slice(0, limits.noteChars - 3)}...` : text);
   }
   return out;
 }
