@@ -213,3 +213,26 @@ test("each diff's base offset is the byte where the base's line starts (several 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("a head whose diff is half its bytes is written as a diff, not as a new base (a base at 40% cost more bytes in all: snip boundaries of bench:replay's sessions 4-12% larger)", () => {
+  const dir = mkdtempSync(join(tmpdir(), "lethe-heads-"));
+  try {
+    const path = join(dir, "t.jsonl");
+    const w = openTranscript(path, { header: { id: "s", cwd: dir } });
+    const task = user(`The task. ${"Keep the API stable. ".repeat(60)}`);
+    let tail = w.appendMessage(user("start")).uuid;
+    for (let k = 0; k < 3; k++) {
+      // The note changes at every snip and is about as long as the task it follows.
+      w.appendBoundary({ kind: "snip", tokens_before: 9, tokens_after: 3, head: [task, user(`note ${k} ${"carried text ".repeat(90)}`)], tail_from: tail });
+      tail = w.appendMessage(user(`kept ${k}`)).uuid;
+    }
+    w.close();
+    const heads = readFileSync(path, "utf8").split("\n").filter((l) => l.startsWith('{"type":"boundary"')).map((l) => ("head_diff" in JSON.parse(l) ? "diff" : "base"));
+    assert.deepEqual(heads, ["base", "diff", "diff"]);
+    // And a resume rebuilds each head as written.
+    const bounds = loadTranscript(path).entries.filter((e): e is BoundaryEntry => e.type === "boundary");
+    assert.deepEqual(bounds.map((b) => (b.head![1]!.content as { text: string }[])[0]!.text.slice(0, 7)), ["note 0 ", "note 1 ", "note 2 "]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
