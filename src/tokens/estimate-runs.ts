@@ -4,8 +4,7 @@
 import * as classes from "./estimate-classes.ts";
 import * as weights from "./estimate-weights.ts";
 
-/** Called on the string, not looked up on it: a lookup on strings of many kinds (slices,
- * concatenations, internalized) is megamorphic, and the compiled scan then makes it for every char. */
+/** Called on the string, never looked up on it (see charCodeAt in ./estimate.ts); a module constant (ibid.). */
 const charCodeAt = String.prototype.charCodeAt;
 
 // Module constants, not imported bindings (see ./estimate.ts).

@@ -6,8 +6,7 @@
 import { CHAR_TABLE_SIZE, FILL_SHIFT, JOINS, JOINS_NL, PAIRS, RUN_SHIFT, SPACED_SHIFT, pairKey } from "./vocab-chars.ts";
 import type { Vocab } from "./vocab.ts";
 
-/** Called on the string, not looked up on it: a lookup on strings of many kinds (slices,
- * concatenations, internalized) is megamorphic, and the compiled scan then makes it for every char. */
+/** Called on the string, never looked up on it (see charCodeAt in ./estimate.ts); a module constant (ibid.). */
 const charCodeAt = String.prototype.charCodeAt;
 
 /** A char beyond the table (CJK extensions, tags, private use): a token per UTF-8 byte, BPE's most. */

@@ -3,8 +3,7 @@
 // costs about a cache miss per char (a third of the estimator's time before there was this).
 import { type Vocab, greedyTokens } from "./vocab.ts";
 
-/** Called on the string, not looked up on it: a lookup on strings of many kinds (slices,
- * concatenations, internalized) is megamorphic, and the compiled scan then makes it for every char. */
+/** Called on the string, never looked up on it (see charCodeAt in ./estimate.ts); a module constant (ibid.). */
 const charCodeAt = String.prototype.charCodeAt;
 
 /** log2 of the slots of the table of pieces of up to 8 chars, 8 bytes each (512 kB), and of the

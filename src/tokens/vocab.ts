@@ -11,8 +11,7 @@
 // symbol char costs (./vocab-chars.ts).
 import { type SymbolTable, buildSymbolTable } from "./vocab-chars.ts";
 
-/** Called on the string, not looked up on it: a lookup on strings of many kinds (slices,
- * concatenations, internalized) is megamorphic, and the compiled scan then makes it for every char. */
+/** Called on the string, never looked up on it (see charCodeAt in ./estimate.ts); a module constant (ibid.). */
 const charCodeAt = String.prototype.charCodeAt;
 
 /**
