@@ -35,6 +35,7 @@ import { o200kVocab } from "./vocab-o200k.ts";
 import { codePointAt, symbolEnds, symbolTokens } from "./estimate-symbols.ts";
 import { RUN_TOTALS as runTotals, flushRuns, noteRun, randomRunExtra, vlqRunExtra } from "./estimate-runs.ts";
 import { warmUp } from "./estimate-warmup.ts";
+import { LetheInputError } from "../messages/input.ts";
 
 export { W } from "./estimate-weights.ts";
 
@@ -533,6 +534,9 @@ export function estimateWith(text: string, w: Float64Array, replace = false): nu
 
 /** Estimated o200k token count of `text` (an integer; 0 for ""). */
 export function estimateTokens(text: string): number {
+  // The scan reads any string, and only strings: charCodeAt.call would read anything else as the
+  // string it makes of it, as long as its `length` says ({ length: 1e9 }: a billion reads).
+  if (typeof text !== "string") throw new LetheInputError("estimateTokens", `needs a string, got ${text === null ? "null" : Array.isArray(text) ? "an array" : typeof text}`);
   return Math.round(estimateWith(text, WEIGHTS));
 }
 

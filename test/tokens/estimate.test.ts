@@ -181,3 +181,10 @@ test("the scan calls String.prototype.charCodeAt on the text, never looks it up 
     assert.match(source, /charCodeAt\.call\(text, /, `${file}: the scan's reads are charCodeAt.call(text, i)`);
   }
 });
+
+test("estimateTokens of anything but a string is a one-line LetheInputError, never an estimate of what it is not (a number was 0 tokens; { length: 1e9 } would be read a billion times)", () => {
+  for (const bad of [123, null, undefined, { length: 1e9 }, ["ab"], { toString: () => "hi", length: 2 }]) {
+    assert.throws(() => estimateTokens(bad as unknown as string), (e: Error) => e.name === "LetheInputError" && /^lethe: estimateTokens: needs a string, got /.test(e.message) && !e.message.includes("\n"), JSON.stringify(bad));
+  }
+  assert.equal(estimateTokens(""), 0);
+});
