@@ -19,6 +19,8 @@ const TEXT_MEMO_CHARS = 4_000_000;
 const LARGE_MIN_CHARS = 4_096;
 const LARGE_MEMO_ENTRIES = 512;
 const LARGE_MEMO_CHARS = 4_000_000;
+/** Shorter arrays (a probe of a block or two, a summary's request) are summed without the prefix memo. */
+const PREFIX_MIN_MESSAGES = 8;
 
 export type TextCounter = (text: string) => number;
 
@@ -33,8 +35,11 @@ export interface TokenCounter {
   text(text: string): number;
   block(block: ContentBlock): number;
   message(message: Message): number;
-  /** Sum over messages (memoised per block, so repeated calls are cheap). */
-  messages(history: readonly Message[]): number;
+  /**
+   * Sum over messages, or over history[from..to) (memoised per block, and the running sums of
+   * the last long history: summing it again, or what it became by appending, walks references).
+   */
+  messages(history: readonly Message[], from?: number, to?: number): number;
   /**
    * With records counted line by line (TokenCounterOptions.lineCounted): the unrounded tokens of
    * one line of such a record as it stands in it (with its newline, unless `last`), memoised. A
@@ -195,10 +200,33 @@ export function createTokenCounter(count: TextCounter = estimateTokens, opts: To
     return n;
   };
 
-  const messages = (h: readonly Message[]): number => {
-    let n = 0;
-    for (const m of h) n += message(m);
-    return n;
+  // The last long history summed, with its running sums (sums[i]: its first i messages). Each
+  // request's history is the last one and what arrived since (the same objects), and a snip keeps
+  // its head: comparing references along an array is cheaper than a memo lookup per message, which
+  // touches each message again (at a 200k window, ~130 of them).
+  const seen: Message[] = [];
+  const sums: number[] = [0];
+  const messages = (h: readonly Message[], from = 0, to = h.length): number => {
+    if (h.length < PREFIX_MIN_MESSAGES) {
+      let n = 0;
+      for (let i = Math.max(0, from); i < Math.min(to, h.length); i++) n += message(h[i]!);
+      return n;
+    }
+    const shared = Math.min(h.length, seen.length);
+    let i = 0;
+    while (i < shared && h[i] === seen[i]) i++;
+    let n = sums[i]!;
+    for (let j = i; j < h.length; j++) {
+      const m = h[j]!;
+      n += message(m);
+      seen[j] = m;
+      sums[j + 1] = n;
+    }
+    seen.length = h.length;
+    sums.length = h.length + 1;
+    if (from === 0 && to === h.length) return n;
+    const end = Math.max(0, Math.min(Math.trunc(to), h.length));
+    return sums[end]! - sums[Math.max(0, Math.min(Math.trunc(from), end))]!;
   };
 
   const records = lines ? { recordLine: lines.line, rememberRecord: (t: string, n: number) => prefixes.some((p) => t.startsWith(p)) && text.remember(t, n) } : {};

@@ -96,3 +96,35 @@ test("recordLine: a record costs the sum of its lines' in order, rounded once, w
   );
   assert.equal(createTokenCounter().recordLine, undefined);
 });
+
+test("messages(history, from, to) is the sum over that range, and stays exact as a history is appended to, cut and replaced (the running sums of the last history)", () => {
+  const pool = Array.from({ length: 40 }, (_, i) => (i % 3 === 0 ? user(`message ${i} `.repeat(i + 1)) : { role: "assistant" as const, content: [{ type: "text" as const, text: `reply ${i} `.repeat(2 * i + 1) }] }));
+  const naive = (c: ReturnType<typeof createTokenCounter>, h: readonly (typeof pool)[number][], from: number, to: number) => {
+    let n = 0;
+    for (let i = from; i < to; i++) n += c.message(h[i]!);
+    return n;
+  };
+  // Each step: append, cut the middle (as snip does), or replace one message with a new object.
+  const step = fc.oneof(
+    fc.record({ op: fc.constant("append" as const), picks: fc.array(fc.nat(pool.length - 1), { minLength: 1, maxLength: 4 }) }),
+    fc.record({ op: fc.constant("cut" as const), a: fc.nat(30), b: fc.nat(30) }),
+    fc.record({ op: fc.constant("replace" as const), at: fc.nat(30), pick: fc.nat(pool.length - 1) }),
+  );
+  fc.assert(
+    fc.property(fc.array(step, { minLength: 1, maxLength: 30 }), fc.nat(40), fc.nat(40), (steps, x, y) => {
+      const c = createTokenCounter();
+      let h = pool.slice(0, 10);
+      for (const s of steps) {
+        if (s.op === "append") h = [...h, ...s.picks.map((k) => pool[k]!)];
+        else if (s.op === "cut") {
+          const [a, b] = [Math.min(s.a, s.b, h.length), Math.min(Math.max(s.a, s.b), h.length)];
+          h = [...h.slice(0, a), ...h.slice(b)];
+        } else if (s.at < h.length) h = h.map((m, i) => (i === s.at ? { ...pool[s.pick]! } : m));
+        assert.equal(c.messages(h), naive(c, h, 0, h.length));
+        const [from, to] = [Math.min(x, y, h.length), Math.min(Math.max(x, y), h.length)];
+        assert.equal(c.messages(h, from, to), naive(c, h, from, to));
+      }
+    }),
+    { numRuns: 200 },
+  );
+});

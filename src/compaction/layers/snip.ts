@@ -69,12 +69,8 @@ export function snip(history: readonly Message[], ctx: LayerContext): LayerResul
   const cfg = ctx.config.snip;
   const none = { history: history as Message[], freedTokens: 0, event: null };
   if (!cfg.enabled || history.length <= (cfg.cacheAware ? cfg.targetMessages + 1 : cfg.triggerMessages)) return none;
-  let total: number | undefined;
   const gate = snipGateTokens(thresholdOf(ctx), ctx.config);
-  if (gate > 0) {
-    total = ctx.tokens.messages(history);
-    if ((ctx.fixedTokens ?? 0) + total < gate) return none;
-  }
+  if (gate > 0 && (ctx.fixedTokens ?? 0) + ctx.tokens.messages(history) < gate) return none;
   const cut = snipCut(history, cfg.keepHead, cfg.targetMessages);
   if (!cut) return none;
   if (cfg.cacheAware && history.length <= cfg.triggerMessages && !snipPays(history, cut, ctx)) return none;
@@ -114,15 +110,8 @@ export function snip(history: readonly Message[], ctx: LayerContext): LayerResul
   const bounded: Message = { ...last, content: [...own, ...carried] };
   const out = [...history.slice(0, cut.head - 1), bounded, ...history.slice(cut.tail)];
 
-  let freed = ctx.tokens.message(last) - ctx.tokens.message(bounded);
-  if (total === undefined) for (let i = cut.head; i < cut.tail; i++) freed += ctx.tokens.message(history[i]!);
-  else {
-    // The removed messages' tokens: the history's (counted above) less those of the few it keeps.
-    let kept = 0;
-    for (let i = 0; i < cut.head; i++) kept += ctx.tokens.message(history[i]!);
-    for (let i = cut.tail; i < history.length; i++) kept += ctx.tokens.message(history[i]!);
-    freed += total - kept;
-  }
+  // The removed messages' tokens: a range of the running sums the gate left (or a walk of it).
+  const freed = ctx.tokens.message(last) - ctx.tokens.message(bounded) + ctx.tokens.messages(history, cut.head, cut.tail);
   if (freed <= 0) return none;
   return {
     history: out,
