@@ -160,6 +160,14 @@ export function headSharer() {
       // Joined from each message's own JSON, unless a message has a toJSON (told its index in the array).
       return { head_from: { ...b.ref }, head_diff: diff, text: head.every(json.plain) ? `[${texts.join(",")}]` : JSON.stringify(diff) };
     },
+    /**
+     * A message's JSON as a line holding it writes it, or undefined when JSON.stringify would
+     * write it otherwise there (a toJSON, told its key): kept, so a head that holds the message
+     * (a session's first messages are its head until a summary) does not write it out again.
+     */
+    messageJson(m: Message): string | undefined {
+      return json.plain(m) && (!Array.isArray(m.content) || m.content.every(json.plain)) ? json.message(m) : undefined;
+    },
     /** `head`'s JSON, as JSON.stringify writes it. */
     text(head: readonly Message[]): string {
       return head.every(json.plain) ? `[${head.map(json.message).join(",")}]` : JSON.stringify(head);

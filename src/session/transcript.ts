@@ -70,7 +70,7 @@ export function serializeEntry(entry: TranscriptLine): string {
 }
 
 /** `write()`'s text, or a LetheInputError naming the entry's type (nothing half written). */
-function serializeWith(entry: { type: string }, write: () => string): string {
+function serializeWith<T extends string | undefined>(entry: { type: string }, write: () => T): T {
   try {
     return write();
   } catch (e) {
@@ -90,6 +90,9 @@ function serializeEntryWith(entry: TranscriptLine, tail: readonly [string, strin
     return `${json.slice(0, -1)}${tail.map(([k, v]) => `,${JSON.stringify(k)}:${v}`).join("")}}\n`;
   });
 }
+
+/** A writer's first message lines whose JSON it keeps for snip heads (a head is snip.keepHead messages, 3 by default). */
+const HEAD_MESSAGES = 8;
 
 /** Does the file at `fd` (of `size` bytes) end in the middle of a line? */
 function endsTorn(fd: number, size: number): boolean {
@@ -209,6 +212,8 @@ export function openTranscript(path: string, opts: OpenTranscriptOptions = {}): 
   const uuids = new WeakMap<object, string>();
   // Snip heads: each written once, later ones as a diff against it (./transcript-heads.ts).
   const heads = headSharer();
+  // Message lines this writer has written (the first HEAD_MESSAGES keep their JSON, above).
+  let written = 0;
   return {
     path,
     append(entry) {
@@ -222,7 +227,15 @@ export function openTranscript(path: string, opts: OpenTranscriptOptions = {}): 
       // without a type): a line a resume would have to drop is never written.
       checkMessage(message, "transcript: message");
       const entry: MessageEntry = { type: "message", uuid: o.uuid ?? randomUUID(), ts: o.ts ?? iso(), message };
-      write(entry);
+      // The first messages are the context's head until a summary: their JSON is kept for the
+      // snip boundaries that write that head (the first in full), and written here from it.
+      const json = written < HEAD_MESSAGES ? serializeWith(entry, () => heads.messageJson(message)) : undefined;
+      if (json === undefined) write(entry);
+      else {
+        const { message: _m, ...line } = entry;
+        writeLine(serializeEntryWith(line as TranscriptLine, [["message", json]]));
+      }
+      written++;
       if (typeof message === "object" && message !== null) uuids.set(message, entry.uuid);
       return entry;
     },

@@ -228,3 +228,41 @@ test("a head whose diff is half its bytes is written as a diff, not as a new bas
   assert.deepEqual(bounds.map((b) => (b.head![1]!.content as { text: string }[])[0]!.text.slice(0, 7)), ["note 0 ", "note 1 ", "note 2 "]);
   });
 });
+
+test("a writer's first message lines are what JSON.stringify writes, byte for byte (their JSON is kept for snip heads); a message it cannot write is a one-line error, nothing written", () => {
+  inTempDir((dir) => {
+    const path = join(dir, "t.jsonl");
+    const w = openTranscript(path, { header: { id: "s", cwd: dir } });
+    const messages: Message[] = [
+      user("plain \u2028 \"quoted\" \\ é 😀"),
+      { role: "assistant", content: [{ type: "text", text: "calling" }, { type: "tool_use", id: "t1", name: "bash", input: { command: "ls", nested: { when: new Date(0) } } }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: "ok" }], id: "extra-key" } as Message,
+      { role: "assistant", content: "a string", toJSON: () => ({ role: "assistant", content: "as toJSON says" }) } as unknown as Message,
+    ];
+    const entries = messages.map((m) => w.appendMessage(m));
+    assert.throws(() => w.appendMessage({ role: "user", content: [{ type: "text", text: "x", n: 1n }] } as unknown as Message), (e: Error) => /cannot write this message as JSON/.test(e.message) && !e.message.includes("\n"));
+    w.close();
+    const lines = readFileSync(path, "utf8").split("\n").filter(Boolean).slice(1);
+    assert.equal(lines.length, entries.length);
+    entries.forEach((e, i) => assert.equal(lines[i], JSON.stringify(e)));
+  });
+});
+
+test("a session's first messages are turned into JSON once: the first snip head, written in full, reuses what their lines wrote", () => {
+  inTempDir((dir) => {
+    let calls = 0;
+    const counted = { toJSON: () => (calls++, { command: "make test" }) };
+    const w = openTranscript(join(dir, "t.jsonl"), { header: { id: "s", cwd: dir } });
+    const first: Message[] = [TASK, { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "bash", input: counted as unknown as Record<string, unknown> }] }];
+    for (const m of first) w.appendMessage(m);
+    const tail = { role: "assistant" as const, content: "done" };
+    w.appendMessage(tail);
+    const written = calls;
+    const bounded: Message = { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: "ok" }, { type: "text", text: "[lethe: 4 earlier messages were removed]" }] };
+    w.appendBoundary({ kind: "snip", tokens_before: 100, tokens_after: 50, head: [...first, bounded], tail_from: w.uuidOf!(tail)! });
+    w.close();
+    assert.equal(calls, written, "the head's tool call was not written out again");
+    const boundary = loadTranscript(join(dir, "t.jsonl")).entries.find((e) => e.type === "boundary") as BoundaryEntry;
+    assert.deepEqual(boundary.head, JSON.parse(JSON.stringify([...first, bounded])));
+  });
+});
