@@ -25,9 +25,6 @@ export function prepareRequest(s: EngineState, input: readonly Message[], call: 
   const repaired = repair(history);
   // The file ledger and the work record are read a turn at a time, not all at once when a compaction walks them.
   indexNewMessages(repaired.history, s.indexed, s.counter);
-  // And counted: a layer's sum over the history (snip's gate, what it frees) then walks references,
-  // not a memo lookup per message of a history most of which it has not touched for many requests.
-  s.counter.messages(repaired.history);
   const result = prepare(repaired.history, layerContext(s, call));
   // repair's output is valid; only a layer that changed something needs a second look.
   if (result.history !== repaired.history) checked(result.history);
