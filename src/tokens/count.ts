@@ -207,9 +207,12 @@ export function createTokenCounter(count: TextCounter = estimateTokens, opts: To
   const seen: Message[] = [];
   const sums: number[] = [0];
   const messages = (h: readonly Message[], from = 0, to = h.length): number => {
+    // Indices as slice() reads them, but for negatives (and NaN): 0.
+    const end = to >= 0 ? Math.min(Math.trunc(to), h.length) : 0;
+    const start = from >= 0 ? Math.min(Math.trunc(from), end) : 0;
     if (h.length < PREFIX_MIN_MESSAGES) {
       let n = 0;
-      for (let i = Math.max(0, from); i < Math.min(to, h.length); i++) n += message(h[i]!);
+      for (let i = start; i < end; i++) n += message(h[i]!);
       return n;
     }
     const shared = Math.min(h.length, seen.length);
@@ -224,9 +227,7 @@ export function createTokenCounter(count: TextCounter = estimateTokens, opts: To
     }
     seen.length = h.length;
     sums.length = h.length + 1;
-    if (from === 0 && to === h.length) return n;
-    const end = Math.max(0, Math.min(Math.trunc(to), h.length));
-    return sums[end]! - sums[Math.max(0, Math.min(Math.trunc(from), end))]!;
+    return start === 0 && end === h.length ? n : sums[end]! - sums[start]!;
   };
 
   const records = lines ? { recordLine: lines.line, rememberRecord: (t: string, n: number) => prefixes.some((p) => t.startsWith(p)) && text.remember(t, n) } : {};

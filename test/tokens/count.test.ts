@@ -123,6 +123,9 @@ test("messages(history, from, to) is the sum over that range, and stays exact as
         assert.equal(c.messages(h), naive(c, h, 0, h.length));
         const [from, to] = [Math.min(x, y, h.length), Math.min(Math.max(x, y), h.length)];
         assert.equal(c.messages(h, from, to), naive(c, h, from, to));
+        // Out of range, fractional or not a number: read as slice() reads it (negatives as 0).
+        assert.equal(c.messages(h, from + 0.5, to + 100), naive(c, h, from, h.length));
+        assert.equal(c.messages(h, -3, Number.NaN), 0);
       }
     }),
     { numRuns: 200 },
