@@ -162,6 +162,15 @@ export async function withEvents<T>(s: EngineState, fn: (events: CompactionEvent
   }
 }
 
+// ctx.measure per engine and fixed-token count, made once: not a closure made on every request.
+const measures = new WeakMap<EngineState, { fixed: number; measure: (history: readonly Message[]) => number }>();
+
+function measureFor(s: EngineState, fixed: number): (history: readonly Message[]) => number {
+  let m = measures.get(s);
+  if (m === undefined || m.fixed !== fixed) measures.set(s, (m = { fixed, measure: (history) => s.meter.measure(history, fixed) }));
+  return m.measure;
+}
+
 /** What the layers get for one request: the window, the threshold, the stores and the clock. */
 export function layerContext(s: EngineState, call: PrepareCall): LayerContext {
   return {
@@ -174,7 +183,7 @@ export function layerContext(s: EngineState, call: PrepareCall): LayerContext {
     lastResponseAt: s.lastResponseAt,
     archivePath: s.archivePath,
     fixedTokens: call.fixedTokens ?? 0,
-    measure: (history) => s.meter.measure(history, call.fixedTokens ?? 0),
+    measure: measureFor(s, call.fixedTokens ?? 0),
     archived: s.opts.transcriptHoldsHistory ?? false,
     persisted: s.persisted,
     cleared: s.cleared,

@@ -54,8 +54,10 @@ export interface TokenCounter {
   rememberRecord?(text: string, tokens: number): void;
 }
 
+// Module functions, not closures made per call: blocks are counted on every request.
+const image = (b: { source: unknown; detail?: unknown }, media: MediaFormula) => imageBlockTokens(b.source, media, typeof b.detail === "string" ? b.detail : undefined);
+
 function blockTokens(block: ContentBlock, count: TextCounter, media: MediaFormula): number {
-  const image = (b: { source: unknown; detail?: unknown }) => imageBlockTokens(b.source, media, typeof b.detail === "string" ? b.detail : undefined);
   switch (block.type) {
     case "text":
       return BLOCK_OVERHEAD + count(block.text);
@@ -66,7 +68,7 @@ function blockTokens(block: ContentBlock, count: TextCounter, media: MediaFormul
       // roughly a third the size of its base64 form.
       return BLOCK_OVERHEAD + Math.ceil(block.data.length / 3);
     case "image":
-      return image(block);
+      return image(block, media);
     case "tool_use":
       return BLOCK_OVERHEAD + count(block.name) + count(JSON.stringify(block.input ?? {}));
     case "tool_result": {
@@ -74,7 +76,7 @@ function blockTokens(block: ContentBlock, count: TextCounter, media: MediaFormul
       if (c === undefined) return BLOCK_OVERHEAD;
       if (typeof c === "string") return BLOCK_OVERHEAD + count(c);
       let n = BLOCK_OVERHEAD;
-      for (const b of c) n += b.type === "text" ? count(b.text) : b.type === "image" ? image(b) : count(JSON.stringify(b));
+      for (const b of c) n += b.type === "text" ? count(b.text) : b.type === "image" ? image(b, media) : count(JSON.stringify(b));
       return n;
     }
     default: {

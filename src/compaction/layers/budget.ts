@@ -72,74 +72,79 @@ function persist(
   }
 }
 
+/** The message budget is reading: its blocks once one changes, its results' characters, and what moved. */
+interface Reading {
+  current: ContentBlock[];
+  blocks: ContentBlock[] | null;
+  total: number;
+  persisted: PersistedResult[];
+  /** Markers put back in place of results moved on an earlier call: not a new move, no event. */
+  freedAgain: number;
+}
+
+/** A result moved (or its earlier marker put back): into the message's blocks, counted. */
+function take(r: Reading, j: number, chars: number, done: ReturnType<typeof persist>): void {
+  if (!done) return;
+  r.blocks ??= r.current.slice();
+  r.blocks[j] = done.block;
+  if (done.again) r.freedAgain += done.record.tokensBefore - done.record.tokensAfter;
+  else r.persisted.push(done.record);
+  r.total -= chars - resultChars(done.block.content);
+}
+
 /** Layer 1: a tool result over its limit (or a batch over the per-message limit) goes to the store; the context keeps a marker with its path and a preview. */
 export function budget(history: readonly Message[], ctx: LayerContext): LayerResult<BudgetEvent> {
   const { budget: cfg } = ctx.config;
   const maxTokens = resultLimitTokens(ctx.window, cfg);
   const minLimit = Math.min(cfg.perResultChars, ...Object.values(cfg.perToolChars));
-  const persisted: PersistedResult[] = [];
-  // Markers put back in place of results moved on an earlier call: not a new move, no event.
-  let freedAgain = 0;
+  const r: Reading = { current: [], blocks: null, total: 0, persisted: [], freedAgain: 0 };
   let out: Message[] | null = null;
-
-  // The message being read: its blocks once one changes, and its results' characters.
-  let current: ContentBlock[] = [];
-  let blocks: ContentBlock[] | null = null;
-  let total = 0;
-  // A result moved (or its earlier marker put back): into the message's blocks, counted.
-  const take = (j: number, chars: number, done: ReturnType<typeof persist>): void => {
-    if (!done) return;
-    blocks ??= current.slice();
-    blocks[j] = done.block;
-    if (done.again) freedAgain += done.record.tokensBefore - done.record.tokensAfter;
-    else persisted.push(done.record);
-    total -= chars - resultChars(done.block.content);
-  };
 
   for (let i = 0; i < history.length; i++) {
     const m = history[i]!;
     if (m.role !== "user" || typeof m.content === "string") continue;
-    current = m.content;
-    blocks = null;
-    total = 0;
+    r.current = m.content;
+    r.blocks = null;
+    r.total = 0;
 
     // Per result: over its tool's character limit, or over its share of the window.
     for (let j = 0; j < m.content.length; j++) {
       const b = m.content[j]!;
       if (b.type !== "tool_result") continue;
       const chars = resultChars(b.content);
-      total += chars;
+      r.total += chars;
       // Cheap checks first: most results are far under every limit, and a result
       // cannot hold more tokens than characters.
       if (chars <= minLimit && (chars + 8 <= maxTokens || ctx.tokens.block(b) <= maxTokens)) continue;
       if (alreadyCompact(b)) continue;
       const name = toolUseFor(history, i, b.tool_use_id)?.name ?? "unknown";
       if (chars <= resultLimitChars(name, cfg) && ctx.tokens.block(b) <= maxTokens) continue;
-      take(j, chars, persist(b, name, ctx));
+      take(r, j, chars, persist(b, name, ctx));
     }
 
     // Per message: a batch of parallel results over the batch limit, largest first.
-    if (total > cfg.perMessageChars) {
-      const now: ContentBlock[] = blocks ?? m.content;
+    if (r.total > cfg.perMessageChars) {
+      const now: ContentBlock[] = r.blocks ?? m.content;
       const candidates: { j: number; chars: number }[] = [];
       now.forEach((b, j) => {
         if (b.type === "tool_result" && !alreadyCompact(b)) candidates.push({ j, chars: resultChars(b.content) });
       });
       candidates.sort((a, b) => b.chars - a.chars || a.j - b.j);
       for (const { j, chars } of candidates) {
-        if (total <= cfg.perMessageChars) break;
+        if (r.total <= cfg.perMessageChars) break;
         const b = now[j] as ToolResultBlock;
-        take(j, chars, persist(b, toolUseFor(history, i, b.tool_use_id)?.name ?? "unknown", ctx));
+        take(r, j, chars, persist(b, toolUseFor(history, i, b.tool_use_id)?.name ?? "unknown", ctx));
       }
     }
 
-    if (blocks) {
+    if (r.blocks) {
       out ??= history.slice();
-      out[i] = { ...m, content: blocks };
+      out[i] = { ...m, content: r.blocks };
     }
   }
 
   if (!out) return { history: history as Message[], freedTokens: 0, event: null };
+  const { persisted, freedAgain } = r;
   const freedTokens = persisted.reduce((s, p) => s + p.tokensBefore - p.tokensAfter, 0);
   if (persisted.length === 0) return { history: out, freedTokens: freedAgain, event: null };
   return { history: out, freedTokens: freedTokens + freedAgain, event: { kind: "budget", persisted, freedTokens } };

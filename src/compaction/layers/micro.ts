@@ -73,6 +73,11 @@ const PRESSURE_SHARE = 0.8;
 /** A placeholder costs about this much; the gate uses it to avoid building every placeholder each turn. */
 const PLACEHOLDER_TOKENS = 80;
 
+/** Whether the context is near the threshold (at PRESSURE_SHARE of it): a measure walks the history, so it is asked only when it decides something. */
+function isPressed(history: readonly Message[], ctx: LayerContext, threshold: number): boolean {
+  return (ctx.measure ? ctx.measure(history) : (ctx.fixedTokens ?? 0) + ctx.tokens.messages(history)) >= PRESSURE_SHARE * threshold;
+}
+
 export function micro(history: readonly Message[], ctx: LayerContext): LayerResult<MicroEvent> {
   const cfg = ctx.config.micro;
   const none = { history: history as Message[], freedTokens: 0, event: null };
@@ -97,8 +102,7 @@ export function micro(history: readonly Message[], ctx: LayerContext): LayerResu
 
   const threshold = thresholdOf(ctx);
   // Measured only when it decides something (a measure walks the history: prepare is a hot path).
-  let pressedMemo: boolean | undefined;
-  const pressed = () => (pressedMemo ??= (ctx.measure ? ctx.measure(history) : (ctx.fixedTokens ?? 0) + ctx.tokens.messages(history)) >= PRESSURE_SHARE * threshold);
+  let pressed: boolean | undefined;
   // The newest results stay whole: at most keepRecent of them, and no more than a quarter of the
   // room the conversation has under the threshold (the threshold less the system prompt and tools:
   // three 3.5k reads are most of a 16k window). The newest is kept too, unless the context is
@@ -109,7 +113,7 @@ export function micro(history: readonly Message[], ctx: LayerContext): LayerResu
   let keptTokens = 0;
   for (let i = seen.length - 1; i >= 0 && kept < cfg.keepRecent; i--) {
     const t = ctx.tokens.block(seen[i]!.b);
-    if (keptTokens + t > keepTokens && (kept > 0 || pressed())) break;
+    if (keptTokens + t > keepTokens && (kept > 0 || (pressed ??= isPressed(history, ctx, threshold)))) break;
     kept++;
     keptTokens += t;
   }
@@ -130,7 +134,7 @@ export function micro(history: readonly Message[], ctx: LayerContext): LayerResu
   // Tight: near the threshold with results too large for the window's room to keep even the newest
   // (a small window): a summary is the alternative, and it rewrites the whole prompt, so clearing
   // pays whatever the prompt cache says.
-  const tight = () => kept === 0 && pressed();
+  const tight = (): boolean => kept === 0 && (pressed ??= isPressed(history, ctx, threshold));
   if (!idle && estimate < microMinSavings(ctx.window, cfg) && !tight()) return none;
   if (!idle && cfg.cacheAware && !clearingPays(history, candidates[0]!.msg, estimate, ctx) && !tight()) return none;
 

@@ -3,7 +3,6 @@
 // compaction verbatim (a summary may forget a path; the ledger does not), and a rebuilt
 // history carries it as a tagged block, so the next compaction folds it back in.
 import { LEDGER_CLOSE, LEDGER_OPEN } from "./tags.ts";
-import { blocksOf, toolResultsOf, toolUsesOf } from "../../messages/blocks.ts";
 import type { Message, ToolResultBlock, ToolUseBlock } from "../../messages/types.ts";
 import { shellFiles, type ShellFiles } from "./shell-files.ts";
 import { type FileLedger, emptyLedger, parseLedger } from "./ledger-record.ts";
@@ -55,6 +54,8 @@ function parseCallFiles(use: ToolUseBlock): ShellFiles {
 
 export { LEDGER_CLOSE, LEDGER_OPEN };
 
+const failedByResult = new WeakMap<ToolResultBlock, boolean>();
+
 /** The last "exit code: N" line lethe's bash (and shells like it) end a result with. */
 const EXIT_CODE = /(?:^|\n)exit code: ([^\n]+)\s*$/;
 
@@ -66,10 +67,16 @@ const EXIT_CODE = /(?:^|\n)exit code: ([^\n]+)\s*$/;
 export function callFailed(result: ToolResultBlock | undefined): boolean {
   if (!result) return true;
   if (result.is_error === true) return true;
-  const c = result.content;
-  const text = typeof c === "string" ? c : Array.isArray(c) ? c.map((b) => (b.type === "text" ? b.text : "")).join("\n") : "";
-  const code = EXIT_CODE.exec(text.slice(-200))?.[1]?.trim();
-  return code !== undefined && code !== "0";
+  // Blocks are never mutated, and each snip that removes a call reads its result again.
+  let failed = failedByResult.get(result);
+  if (failed === undefined) {
+    const c = result.content;
+    const text = typeof c === "string" ? c : Array.isArray(c) ? c.map((b) => (b.type === "text" ? b.text : "")).join("\n") : "";
+    const code = EXIT_CODE.exec(text.slice(-200))?.[1]?.trim();
+    failed = code !== undefined && code !== "0";
+    failedByResult.set(result, failed);
+  }
+  return failed;
 }
 
 /** The ledger of a history: the one carried by an earlier rebuild, plus every call since that happened. */
@@ -77,22 +84,23 @@ export function ledgerOf(history: readonly Message[], base: FileLedger = emptyLe
   const l: FileLedger = { read: new Set(base.read), modified: new Set(base.modified) };
   const patches = new Map<string, string[]>();
   let opened: string | undefined;
-  history.forEach((m, i) => {
+  // Plain loops, nothing allocated per message: a snip reads every message of what it removes.
+  for (let i = 0; i < history.length; i++) {
+    const m = history[i]!;
     if (m.role === "user") {
-      for (const b of blocksOf(m)) if (b.type === "text" && b.text.includes(LEDGER_OPEN)) parseLedger(b.text, l);
-      return;
+      if (typeof m.content === "string") {
+        if (m.content.includes(LEDGER_OPEN)) parseLedger(m.content, l);
+      } else for (const b of m.content) if (b.type === "text" && b.text.includes(LEDGER_OPEN)) parseLedger(b.text, l);
+      continue;
     }
-    const uses = toolUsesOf(m);
-    if (uses.length === 0) return;
-    // A call counts once its result says it ran: results answer in the next message.
-    const next = history[i + 1];
-    const results = new Map<string, ToolResultBlock>();
-    if (next?.role === "user") for (const r of toolResultsOf(next)) results.set(r.tool_use_id, r);
-    for (const use of uses) {
+    if (typeof m.content === "string") continue;
+    for (const use of m.content) {
+      if (use.type !== "tool_use") continue;
       const f = callFiles(use);
       // Most calls touch no file: whether they ran is not read (their results, in a long snip, are many).
       if (f.read.length + f.modified.length === 0 && !f.patches && !f.applies?.length && !f.opened && !f.editsOpened) continue;
-      if (callFailed(results.get(use.id))) continue;
+      // A call counts once its result says it ran: results answer in the next message.
+      if (callFailed(resultOf(history[i + 1], use.id))) continue;
       for (const p of f.read) l.read.add(p);
       for (const p of f.modified) l.modified.add(p);
       // Patches written now and applied later; SWE-agent's edits of the file opened last.
@@ -101,6 +109,16 @@ export function ledgerOf(history: readonly Message[], base: FileLedger = emptyLe
       if (f.opened) opened = f.opened;
       if (f.editsOpened && opened) l.modified.add(opened);
     }
-  });
+  }
   return l;
+}
+
+/** The result answering call `id` in `next` when it is a user message (the last one, if it answers twice). */
+function resultOf(next: Message | undefined, id: string): ToolResultBlock | undefined {
+  if (next?.role !== "user" || typeof next.content === "string") return undefined;
+  for (let j = next.content.length - 1; j >= 0; j--) {
+    const b = next.content[j]!;
+    if (b.type === "tool_result" && b.tool_use_id === id) return b;
+  }
+  return undefined;
 }

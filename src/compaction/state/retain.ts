@@ -11,6 +11,9 @@ import { ATTACHMENTS_TAG, LATEST_REQUEST_PREFIX, REBUILD_TAG, TODO_CLOSE, TODO_T
 // The tags live in tags.ts; re-exported for the modules and tests that name them here.
 export { ATTACHMENTS_TAG, LATEST_REQUEST_PREFIX, REBUILD_TAG, TODO_TAG, USER_MESSAGE_PREFIX, isLetheText };
 
+/** The user's message a carried block holds (an earlier one, or the latest request), else undefined. */
+const carriedText = (text: string): string | undefined => userMessage.parse(text) ?? latestRequest.parse(text);
+
 /**
  * The user's own messages, oldest first: texts carried by an earlier rebuild (in order)
  * followed by the user-typed text of every later user message.
@@ -19,19 +22,25 @@ export function userMessagesOf(history: readonly Message[]): string[] {
   const out: string[] = [];
   for (const m of history) {
     if (m.role !== "user") continue;
-    // Block order is time order: typed text before a carried block is older than it.
-    let typed: string[] = [];
-    const flush = () => {
-      if (typed.length > 0) out.push(typed.join("\n"));
-      typed = [];
-    };
-    for (const b of blocksOf(m)) {
-      if (b.type !== "text") continue;
-      const carried = userMessage.parse(b.text) ?? latestRequest.parse(b.text);
-      if (carried !== undefined) (flush(), out.push(carried));
-      else if (b.text.trim() !== "" && !isLetheText(b.text)) typed.push(b.text);
+    if (typeof m.content === "string") {
+      const carried = carriedText(m.content);
+      if (carried !== undefined) out.push(carried);
+      else if (m.content.trim() !== "" && !isLetheText(m.content)) out.push(m.content);
+      continue;
     }
-    flush();
+    // Block order is time order: typed text before a carried block is older than it. (A loop, not
+    // a closure per message: a snip reads every user message of what it removes.)
+    let typed: string[] | undefined;
+    for (const b of m.content) {
+      if (b.type !== "text") continue;
+      const carried = carriedText(b.text);
+      if (carried !== undefined) {
+        if (typed !== undefined) out.push(typed.join("\n"));
+        typed = undefined;
+        out.push(carried);
+      } else if (b.text.trim() !== "" && !isLetheText(b.text)) (typed ??= []).push(b.text);
+    }
+    if (typed !== undefined) out.push(typed.join("\n"));
   }
   return out;
 }

@@ -147,18 +147,17 @@ export function renderWorkWithin(w: WorkRecord, tokens: number, counter: TokenCo
   let c = 0, n = 0; // commands, then notes, dropped from the front
   for (;;) {
     if (w.commands.length - c + w.notes.length - n === 0) return undefined;
-    const cut = (): WorkRecord => ({ commands: w.commands.slice(c), notes: w.notes.slice(n) });
     if (price) {
       const priced = price(c, n);
       if (priced <= tokens) {
-        const kept = cut();
+        const kept = { commands: w.commands.slice(c), notes: w.notes.slice(n) };
         const text = renderWork(kept);
         rendered(text, kept);
         counter.rememberRecord?.(text, priced);
         return text;
       }
     } else {
-      const text = renderWork(cut());
+      const text = renderWork({ commands: w.commands.slice(c), notes: w.notes.slice(n) });
       if (counter.text(text) <= tokens) return text;
     }
     // Drop about a fifth at a time: a 30-line record fits in a few tries, not thirty.
