@@ -56,8 +56,11 @@ export function resultPlainText(content: ToolResultBlock["content"]): string {
  * assistant message right before, so this is O(that message), not O(history).
  */
 export function toolUseFor(history: readonly Message[], index: number, toolUseId: string): ToolUseBlock | undefined {
-  const prev = history[index - 1];
-  if (prev) for (const u of toolUsesOf(prev)) if (u.id === toolUseId) return u;
-  for (let i = index - 2; i >= 0; i--) for (const u of toolUsesOf(history[i]!)) if (u.id === toolUseId) return u;
+  // Micro asks this of every result it has seen, on every request: nothing is allocated.
+  for (let i = index - 1; i >= 0; i--) {
+    const c = history[i]!.content;
+    if (typeof c === "string") continue;
+    for (const b of c) if (b.type === "tool_use" && b.id === toolUseId) return b;
+  }
   return undefined;
 }

@@ -131,7 +131,8 @@ export function resolveConfig(partial: DeepPartial<CompactionConfig> = {}): Comp
   const c: CompactionConfig = {
     budget: { ...DEFAULT_CONFIG.budget, ...partial.budget, perToolChars: { ...DEFAULT_CONFIG.budget.perToolChars, ...(partial.budget?.perToolChars as Record<string, number> | undefined) } },
     snip: { ...DEFAULT_CONFIG.snip, ...partial.snip },
-    micro: { ...DEFAULT_CONFIG.micro, ...partial.micro } as MicroConfig,
+    // The list copied, as perToolChars is: the resolved config owns it (micro keeps its set per list).
+    micro: { ...DEFAULT_CONFIG.micro, ...partial.micro, compactableTools: [...((partial.micro?.compactableTools as string[] | undefined) ?? DEFAULT_CONFIG.micro.compactableTools)] } as MicroConfig,
     threshold: { ...DEFAULT_CONFIG.threshold, ...partial.threshold },
     summary: { ...DEFAULT_CONFIG.summary, ...partial.summary },
   };

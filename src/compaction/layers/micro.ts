@@ -19,10 +19,10 @@ interface Candidate {
   msg: number;
   block: number;
   original: ToolResultBlock;
-  call: string;
+  /** The call it answers: described only when it is cleared (most requests clear nothing). */
+  use: ToolUseBlock;
   tokens: number;
   savedPath?: string;
-  name: string;
 }
 
 const PATH_STANDIN = "/workspace/.lethe/sessions/00000000-0000/tool-results/toolu_000000000000000000000000.txt";
@@ -73,6 +73,14 @@ const PRESSURE_SHARE = 0.8;
 /** A placeholder costs about this much; the gate uses it to avoid building every placeholder each turn. */
 const PLACEHOLDER_TOKENS = 80;
 
+// The compactable tools' names, lowercased, per config list (made once, not on every request).
+const compactableSets = new WeakMap<readonly string[], ReadonlySet<string>>();
+function compactableOf(tools: readonly string[]): ReadonlySet<string> {
+  let set = compactableSets.get(tools);
+  if (set === undefined) compactableSets.set(tools, (set = new Set(tools.map((t) => t.toLowerCase()))));
+  return set;
+}
+
 /** Whether the context is near the threshold (at PRESSURE_SHARE of it): a measure walks the history, so it is asked only when it decides something. */
 function isPressed(history: readonly Message[], ctx: LayerContext, threshold: number): boolean {
   return (ctx.measure ? ctx.measure(history) : (ctx.fixedTokens ?? 0) + ctx.tokens.messages(history)) >= PRESSURE_SHARE * threshold;
@@ -84,7 +92,7 @@ export function micro(history: readonly Message[], ctx: LayerContext): LayerResu
   if (!cfg.enabled) return none;
 
   const idle = cfg.idleClearMs > 0 && ctx.lastResponseAt !== undefined && ctx.now - ctx.lastResponseAt > cfg.idleClearMs;
-  const compactable = new Set(cfg.compactableTools.map((t) => t.toLowerCase()));
+  const compactable = compactableOf(cfg.compactableTools);
   const seenUpTo = seenBoundary(history);
 
   // Seen, compactable results, oldest first.
@@ -128,15 +136,15 @@ export function micro(history: readonly Message[], ctx: LayerContext): LayerResu
     if (!idle && tokens < cfg.minResultTokens) continue;
     const savedPath = typeof c === "string" && isPersistedMarker(c) ? persistedPath(c) : undefined;
     estimate += Math.max(0, tokens - PLACEHOLDER_TOKENS);
-    candidates.push({ msg, block, original: b, call: describeCall(use), tokens, savedPath, name: use.name });
+    candidates.push({ msg, block, original: b, use, tokens, savedPath });
   }
   if (candidates.length === 0) return none;
   // Tight: near the threshold with results too large for the window's room to keep even the newest
   // (a small window): a summary is the alternative, and it rewrites the whole prompt, so clearing
   // pays whatever the prompt cache says.
-  const tight = (): boolean => kept === 0 && (pressed ??= isPressed(history, ctx, threshold));
-  if (!idle && estimate < microMinSavings(ctx.window, cfg) && !tight()) return none;
-  if (!idle && cfg.cacheAware && !clearingPays(history, candidates[0]!.msg, estimate, ctx) && !tight()) return none;
+  // (Asked last, and measured once: `pressed`.)
+  if (!idle && estimate < microMinSavings(ctx.window, cfg) && !(kept === 0 && (pressed ??= isPressed(history, ctx, threshold)))) return none;
+  if (!idle && cfg.cacheAware && !clearingPays(history, candidates[0]!.msg, estimate, ctx) && !(kept === 0 && (pressed ??= isPressed(history, ctx, threshold)))) return none;
 
   // Save each original before replacing it, so the exact text stays recallable by id.
   const out = history.slice();
@@ -146,11 +154,12 @@ export function micro(history: readonly Message[], ctx: LayerContext): LayerResu
     const id = c.original.tool_use_id;
     // A result budget moved earlier is named with its own size, not its marker's.
     const size = recordedTokens(c.original.content) ?? c.tokens;
-    const priced = clearedPlaceholder({ toolUseId: id, call: c.call, tokens: size, savedPath: c.savedPath ?? (ctx.archived ? undefined : PATH_STANDIN) });
+    const call = describeCall(c.use);
+    const priced = clearedPlaceholder({ toolUseId: id, call, tokens: size, savedPath: c.savedPath ?? (ctx.archived ? undefined : PATH_STANDIN) });
     if (ctx.tokens.text(priced) + 8 >= c.tokens) continue;
     const savedPath = c.savedPath ?? (ctx.archived ? undefined : save(ctx, id, resultText(c.original.content)));
     const media = Array.isArray(c.original.content) ? c.original.content.filter((b) => b.type !== "text").map((b) => describeMedia(b)) : [];
-    const replacement: ToolResultBlock = { ...c.original, content: clearedPlaceholder({ toolUseId: id, call: c.call, tokens: size, savedPath, media }) };
+    const replacement: ToolResultBlock = { ...c.original, content: clearedPlaceholder({ toolUseId: id, call, tokens: size, savedPath, media }) };
     const after = ctx.tokens.block(replacement);
     if (after >= c.tokens) continue;
     freed += c.tokens - after;
@@ -158,7 +167,7 @@ export function micro(history: readonly Message[], ctx: LayerContext): LayerResu
     const blocks = (m.content as ContentBlock[]).slice();
     blocks[c.block] = replacement;
     out[c.msg] = { ...m, content: blocks };
-    cleared.push({ toolUseId: id, toolName: c.name, tokens: c.tokens });
+    cleared.push({ toolUseId: id, toolName: c.use.name, tokens: c.tokens });
   }
   if (cleared.length === 0) return none;
   return {
