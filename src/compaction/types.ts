@@ -6,6 +6,7 @@
 import type { Message, ToolResultBlock } from "../messages/types.ts";
 import type { TokenCounter } from "../tokens/count.ts";
 import type { CompactionConfig, ModelWindow } from "./config/config.ts";
+import type { MiddleReading } from "./state/middle.ts";
 
 /** Where replaced tool results go. `save` must be durable when it returns. */
 export interface ToolResultStore {
@@ -59,6 +60,11 @@ export interface LayerContext {
    * without the result being written again. Owned by the engine; micro reads and fills it.
    */
   cleared?: Map<string, { digest: string; path: string }>;
+  /**
+   * What the next snip removes, read a few messages a request as it forms (./state/middle.ts), so
+   * the request that snips does not read it all. Owned by the engine; snip reads and fills it.
+   */
+  middle?: MiddleReading;
 }
 
 /** One tool result budget moved to the store. */

@@ -9,6 +9,7 @@ import type { CompactionEvent, LayerContext, ModelWindow, SummaryKind, ToolResul
 import { type Compactor, type SummaryDraft, createCompactor } from "../compaction/summary/compactor.ts";
 import { createFileStore, createMemoryStore } from "../session/tool-results.ts";
 import { LEDGER_OPEN, WORK_OPEN } from "../compaction/state/tags.ts";
+import { type MiddleReading, middleReading } from "../compaction/state/middle.ts";
 import { type TokenCounter, createTokenCounter } from "../tokens/count.ts";
 import { type ContextMeter, createContextMeter } from "../tokens/meter.ts";
 import { createTruncationDetector } from "../tokens/truncation.ts";
@@ -60,6 +61,8 @@ export interface EngineState {
   readonly cleared: NonNullable<LayerContext["cleared"]>;
   /** Messages whose tool calls the file ledger has indexed (a turn at a time). */
   readonly indexed: WeakSet<Message>;
+  /** What the next snip removes, read as it forms. */
+  readonly middle: MiddleReading;
   lastResponseAt: number | undefined;
   /** A layer rewrote the history since the last observe (growth no longer compares). */
   rewrote: boolean;
@@ -99,6 +102,7 @@ export function createState(opts: EngineOptions, resolved: CompactionConfig): En
     persisted: new Map(),
     cleared: new Map(),
     indexed: new WeakSet(),
+    middle: middleReading(),
     lastResponseAt: undefined,
     rewrote: false,
     unreported: [],
@@ -187,5 +191,6 @@ export function layerContext(s: EngineState, call: PrepareCall): LayerContext {
     archived: s.opts.transcriptHoldsHistory ?? false,
     persisted: s.persisted,
     cleared: s.cleared,
+    middle: s.middle,
   };
 }

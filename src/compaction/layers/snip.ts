@@ -16,16 +16,24 @@ import type { ContentBlock, Message } from "../../messages/types.ts";
 const isCarried = (text: string) => isLetheText(text) || text.startsWith(USER_MESSAGE_PREFIX);
 import { rebuildBudgets, snipGateTokens, thresholdOf } from "../config/config.ts";
 import { ledgerOf, renderLedgerWithin } from "../state/ledger.ts";
-import { USER_MESSAGE_PREFIX, carryAttachments, isLetheText, selectUserMessages, userMessagesOf } from "../state/retain.ts";
+import { attachmentsAfter, ledgerAfter, readAhead, readMiddle, readPart } from "../state/middle.ts";
+import { USER_MESSAGE_PREFIX, carryAttachmentsRead, isLetheText, selectUserMessages, userMessagesOf } from "../state/retain.ts";
 import { recordedTokens, snipBoundary } from "./markers.ts";
-import { carriedWorkOf, renderWorkWithin, workRecordOf } from "../state/work.ts";
+import { carriedWorkOf, renderWorkWithin, workRecordFrom } from "../state/work.ts";
 import type { LayerContext, LayerResult, SnipEvent } from "../types.ts";
+
+/** Where the head ends: after `keepHead` messages, and after a user message. */
+function snipHead(history: readonly Message[], keepHead: number): number {
+  const n = history.length;
+  let head = Math.min(keepHead, n);
+  while (head < n && history[head - 1]!.role !== "user") head++;
+  return head;
+}
 
 /** Where the head ends and the tail starts, or null when nothing can be cut. */
 export function snipCut(history: readonly Message[], keepHead: number, targetMessages: number): { head: number; tail: number } | null {
   const n = history.length;
-  let head = Math.min(keepHead, n);
-  while (head < n && history[head - 1]!.role !== "user") head++;
+  const head = snipHead(history, keepHead);
   let tail = Math.max(head, n - (targetMessages - head));
   while (tail < n && history[tail]!.role !== "assistant") tail++;
   // Keep at least the newest assistant turn and the request after it.
@@ -68,7 +76,14 @@ export function snipPays(history: readonly Message[], cut: { head: number; tail:
 export function snip(history: readonly Message[], ctx: LayerContext): LayerResult<SnipEvent> {
   const cfg = ctx.config.snip;
   const none = { history: history as Message[], freedTokens: 0, event: null };
-  if (!cfg.enabled || history.length <= (cfg.cacheAware ? cfg.targetMessages + 1 : cfg.triggerMessages)) return none;
+  if (!cfg.enabled) return none;
+  // What the next snip removes is read a few messages a request, as it forms (../state/middle.ts):
+  // from the head to where the tail starts at the earliest.
+  if (ctx.middle) {
+    const head = snipHead(history, cfg.keepHead);
+    readAhead(ctx.middle, history, head, Math.max(head, history.length - (cfg.targetMessages - head)));
+  }
+  if (history.length <= (cfg.cacheAware ? cfg.targetMessages + 1 : cfg.triggerMessages)) return none;
   const gate = snipGateTokens(thresholdOf(ctx), ctx.config);
   if (gate > 0 && (ctx.fixedTokens ?? 0) + ctx.tokens.messages(history) < gate) return none;
   const cut = snipCut(history, cfg.keepHead, cfg.targetMessages);
@@ -82,11 +97,13 @@ export function snip(history: readonly Message[], ctx: LayerContext): LayerResul
   // snip carried here. The head message's own content stays as it was.
   const own = blocksOf(last).filter((b) => !(b.type === "text" && isCarried(b.text)));
   const carriedBefore: Message = { role: "user", content: blocksOf(last).filter((b) => b.type === "text" && isCarried(b.text)) };
-  const scope = [carriedBefore, ...history.slice(cut.head, cut.tail)];
+  // What the removed part holds, read as it formed (or now, without the engine's reading); what the
+  // head carried comes before it.
+  const read = (ctx.middle && readMiddle(ctx.middle, history, cut.head, cut.tail)) || readPart(history.slice(cut.head, cut.tail));
   const budgets = rebuildBudgets(ctx.window, ctx.config);
-  const users = selectUserMessages(userMessagesOf(scope), budgets.userMessagesTokens, ctx.tokens, budgets.latestRequestTokens);
+  const users = selectUserMessages([...userMessagesOf([carriedBefore]), ...read.users], budgets.userMessagesTokens, ctx.tokens, budgets.latestRequestTokens);
   const kept = users.latest === undefined ? users.kept : [...users.kept, users.latest];
-  const ledger = ledgerOf(scope);
+  const ledger = ledgerAfter(ledgerOf([carriedBefore]), read.ledger);
   // A text the last snip carried too keeps its block (each at most once): its tokens, and its JSON
   // in the transcript's head, are memoised per block and not worked out again.
   const before = new Map<string, ContentBlock>();
@@ -98,13 +115,13 @@ export function snip(history: readonly Message[], ctx: LayerContext): LayerResul
     return b;
   };
   const carried: ContentBlock[] = [block(note), ...kept.map((t) => block(`${USER_MESSAGE_PREFIX}${t}`))];
-  const attachments = carryAttachments(scope, budgets.restoreTotalTokens, ctx.tokens, ctx.archivePath ? ` (${ctx.archivePath})` : "").blocks;
+  const attachments = carryAttachmentsRead(attachmentsAfter(carriedBefore, read.attachments), budgets.restoreTotalTokens, ctx.tokens, ctx.archivePath ? ` (${ctx.archivePath})` : "").blocks;
   // Its first block is its note (a new text block); the others are the attachments themselves.
   carried.push(...attachments.map((b, k) => (k === 0 && b.type === "text" ? block(b.text) : b)));
   // Capped as a rebuild caps it (modified files first): uncapped, it grew with every snip.
   if (ledger.read.size + ledger.modified.size > 0) carried.push(block(renderLedgerWithin(ledger, budgets.ledgerTokens, ctx.tokens)));
   // What was tried and how it ended: without it the agent repeats work after a snip.
-  const work = workRecordOf(history.slice(cut.head, cut.tail), carriedWorkOf([carriedBefore]));
+  const work = workRecordFrom(carriedWorkOf([carriedBefore]), read.commands, read.assistants);
   const workText = renderWorkWithin(work, budgets.workTokens, ctx.tokens);
   if (workText) carried.push(block(workText));
   const bounded: Message = { ...last, content: [...own, ...carried] };

@@ -79,38 +79,50 @@ export function callFailed(result: ToolResultBlock | undefined): boolean {
   return failed;
 }
 
+/** A ledger being read a message at a time: its paths, and the patches and file opened so far. */
+export interface LedgerReading {
+  ledger: FileLedger;
+  patches: Map<string, string[]>;
+  opened: string | undefined;
+}
+
+export const ledgerReading = (base: FileLedger = emptyLedger()): LedgerReading => ({ ledger: { read: new Set(base.read), modified: new Set(base.modified) }, patches: new Map(), opened: undefined });
+
 /** The ledger of a history: the one carried by an earlier rebuild, plus every call since that happened. */
 export function ledgerOf(history: readonly Message[], base: FileLedger = emptyLedger()): FileLedger {
-  const l: FileLedger = { read: new Set(base.read), modified: new Set(base.modified) };
-  const patches = new Map<string, string[]>();
-  let opened: string | undefined;
-  // Plain loops, nothing allocated per message: a snip reads every message of what it removes.
-  for (let i = 0; i < history.length; i++) {
-    const m = history[i]!;
-    if (m.role === "user") {
-      if (typeof m.content === "string") {
-        if (m.content.includes(LEDGER_OPEN)) parseLedger(m.content, l);
-      } else for (const b of m.content) if (b.type === "text" && b.text.includes(LEDGER_OPEN)) parseLedger(b.text, l);
-      continue;
-    }
-    if (typeof m.content === "string") continue;
-    for (const use of m.content) {
-      if (use.type !== "tool_use") continue;
-      const f = callFiles(use);
-      // Most calls touch no file: whether they ran is not read (their results, in a long snip, are many).
-      if (f.read.length + f.modified.length === 0 && !f.patches && !f.applies?.length && !f.opened && !f.editsOpened) continue;
-      // A call counts once its result says it ran: results answer in the next message.
-      if (callFailed(resultOf(history[i + 1], use.id))) continue;
-      for (const p of f.read) l.read.add(p);
-      for (const p of f.modified) l.modified.add(p);
-      // Patches written now and applied later; SWE-agent's edits of the file opened last.
-      if (f.patches) for (const [file, touched] of Object.entries(f.patches)) patches.set(file, touched);
-      for (const file of f.applies ?? []) for (const p of patches.get(file) ?? patches.get(file.replace(/^\.\//, "")) ?? []) l.modified.add(p);
-      if (f.opened) opened = f.opened;
-      if (f.editsOpened && opened) l.modified.add(opened);
-    }
+  const r = ledgerReading(base);
+  for (let i = 0; i < history.length; i++) readLedger(r, history[i]!, history[i + 1]);
+  return r.ledger;
+}
+
+/**
+ * ledgerOf's step: one message read into `r` (`next`, the message after it, holds its calls'
+ * results). Plain loops, nothing allocated per message: a snip reads every message it removes.
+ */
+export function readLedger(r: LedgerReading, m: Message, next: Message | undefined): void {
+  const l = r.ledger;
+  if (m.role === "user") {
+    if (typeof m.content === "string") {
+      if (m.content.includes(LEDGER_OPEN)) parseLedger(m.content, l);
+    } else for (const b of m.content) if (b.type === "text" && b.text.includes(LEDGER_OPEN)) parseLedger(b.text, l);
+    return;
   }
-  return l;
+  if (typeof m.content === "string") return;
+  for (const use of m.content) {
+    if (use.type !== "tool_use") continue;
+    const f = callFiles(use);
+    // Most calls touch no file: whether they ran is not read (their results, in a long snip, are many).
+    if (f.read.length + f.modified.length === 0 && !f.patches && !f.applies?.length && !f.opened && !f.editsOpened) continue;
+    // A call counts once its result says it ran: results answer in the next message.
+    if (callFailed(resultOf(next, use.id))) continue;
+    for (const p of f.read) l.read.add(p);
+    for (const p of f.modified) l.modified.add(p);
+    // Patches written now and applied later; SWE-agent's edits of the file opened last.
+    if (f.patches) for (const [file, touched] of Object.entries(f.patches)) r.patches.set(file, touched);
+    for (const file of f.applies ?? []) for (const p of r.patches.get(file) ?? r.patches.get(file.replace(/^\.\//, "")) ?? []) l.modified.add(p);
+    if (f.opened) r.opened = f.opened;
+    if (f.editsOpened && r.opened) l.modified.add(r.opened);
+  }
 }
 
 /** The result answering call `id` in `next` when it is a user message (the last one, if it answers twice). */

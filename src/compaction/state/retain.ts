@@ -20,29 +20,32 @@ const carriedText = (text: string): string | undefined => userMessage.parse(text
  */
 export function userMessagesOf(history: readonly Message[]): string[] {
   const out: string[] = [];
-  for (const m of history) {
-    if (m.role !== "user") continue;
-    if (typeof m.content === "string") {
-      const carried = carriedText(m.content);
-      if (carried !== undefined) out.push(carried);
-      else if (m.content.trim() !== "" && !isLetheText(m.content)) out.push(m.content);
-      continue;
-    }
-    // Block order is time order: typed text before a carried block is older than it. (A loop, not
-    // a closure per message: a snip reads every user message of what it removes.)
-    let typed: string[] | undefined;
-    for (const b of m.content) {
-      if (b.type !== "text") continue;
-      const carried = carriedText(b.text);
-      if (carried !== undefined) {
-        if (typed !== undefined) out.push(typed.join("\n"));
-        typed = undefined;
-        out.push(carried);
-      } else if (b.text.trim() !== "" && !isLetheText(b.text)) (typed ??= []).push(b.text);
-    }
-    if (typed !== undefined) out.push(typed.join("\n"));
-  }
+  for (const m of history) readUserMessages(out, m);
   return out;
+}
+
+/** userMessagesOf's step: one message's user messages into `out`. */
+export function readUserMessages(out: string[], m: Message): void {
+  if (m.role !== "user") return;
+  if (typeof m.content === "string") {
+    const carried = carriedText(m.content);
+    if (carried !== undefined) out.push(carried);
+    else if (m.content.trim() !== "" && !isLetheText(m.content)) out.push(m.content);
+    return;
+  }
+  // Block order is time order: typed text before a carried block is older than it. (A loop, not
+  // a closure per message: a snip reads every user message of what it removes.)
+  let typed: string[] | undefined;
+  for (const b of m.content) {
+    if (b.type !== "text") continue;
+    const carried = carriedText(b.text);
+    if (carried !== undefined) {
+      if (typed !== undefined) out.push(typed.join("\n"));
+      typed = undefined;
+      out.push(carried);
+    } else if (b.text.trim() !== "" && !isLetheText(b.text)) (typed ??= []).push(b.text);
+  }
+  if (typed !== undefined) out.push(typed.join("\n"));
 }
 
 /**
@@ -119,20 +122,36 @@ const MAX_TOOL_MEDIA_NAMED = 5;
  * rest are (the session transcript). Notes an earlier compaction left in `scope` carry on.
  */
 export function carryAttachments(scope: readonly Message[], budget: number, counter: TokenCounter, where: string): { blocks: ContentBlock[]; kept: number; noted: number } {
-  const earlier: string[] = [];
-  const found: ContentBlock[] = [];
-  // Images tools returned (screenshots): named, not attached again (the agent can take another).
-  const fromTools: string[] = [];
-  for (const m of scope) {
-    if (m.role !== "user" || typeof m.content === "string") continue;
-    for (const b of m.content) {
-      if (b.type === "text") {
-        if (b.text.startsWith(ATTACHMENTS_TAG)) for (const line of b.text.split("\n")) if (line.startsWith("- ") && line.includes(NOT_IN_CONTEXT)) earlier.push(line);
-      } else if (b.type === "tool_result") {
-        if (Array.isArray(b.content)) for (const inner of b.content) if (inner.type !== "text") fromTools.push(describeMedia(inner));
-      } else if (b.type !== "thinking" && b.type !== "redacted_thinking" && b.type !== "tool_use") found.push(b);
-    }
+  const a = attachmentsReading();
+  for (const m of scope) readAttachments(a, m);
+  return carryAttachmentsRead(a, budget, counter, where);
+}
+
+/** The attachments read so far: notes of earlier ones, the blocks themselves, and media tools returned. */
+export interface AttachmentsReading {
+  earlier: string[];
+  found: ContentBlock[];
+  /** Images tools returned (screenshots): named, not attached again (the agent can take another). */
+  fromTools: string[];
+}
+
+export const attachmentsReading = (): AttachmentsReading => ({ earlier: [], found: [], fromTools: [] });
+
+/** carryAttachments' step: one message's attachments into `a`. */
+export function readAttachments(a: AttachmentsReading, m: Message): void {
+  if (m.role !== "user" || typeof m.content === "string") return;
+  for (const b of m.content) {
+    if (b.type === "text") {
+      if (b.text.startsWith(ATTACHMENTS_TAG)) for (const line of b.text.split("\n")) if (line.startsWith("- ") && line.includes(NOT_IN_CONTEXT)) a.earlier.push(line);
+    } else if (b.type === "tool_result") {
+      if (Array.isArray(b.content)) for (const inner of b.content) if (inner.type !== "text") a.fromTools.push(describeMedia(inner));
+    } else if (b.type !== "thinking" && b.type !== "redacted_thinking" && b.type !== "tool_use") a.found.push(b);
   }
+}
+
+/** carryAttachments of what was read (`a`, not changed). */
+export function carryAttachmentsRead(a: AttachmentsReading, budget: number, counter: TokenCounter, where: string): { blocks: ContentBlock[]; kept: number; noted: number } {
+  const { earlier, found, fromTools } = a;
   if (found.length === 0 && earlier.length === 0 && fromTools.length === 0) return { blocks: [], kept: 0, noted: 0 };
   const keep = new Set<ContentBlock>();
   let used = 0;

@@ -94,21 +94,25 @@ export function outcomeOf(command: string, result: ToolResultBlock): CommandOutc
 export function commandOutcomes(history: readonly Message[]): CommandOutcome[] {
   const pending = new Map<string, string>();
   const out: CommandOutcome[] = [];
-  for (const m of history) {
-    for (const b of blocksOf(m)) {
-      if (b.type === "tool_use") {
-        const c = shellCommandOf(b);
-        if (c !== undefined) pending.set(b.id, c);
-      } else if (b.type === "tool_result") {
-        const c = pending.get(b.tool_use_id);
-        if (c === undefined) continue;
-        pending.delete(b.tool_use_id);
-        const o = outcomeOf(c, b);
-        if (o) out.push(o);
-      }
+  for (const m of history) readCommands(pending, out, m);
+  return out;
+}
+
+/** commandOutcomes' step: one message's calls into `pending`, the outcomes of those its results answer into `out`. */
+export function readCommands(pending: Map<string, string>, out: CommandOutcome[], m: Message): void {
+  if (typeof m.content === "string") return;
+  for (const b of m.content) {
+    if (b.type === "tool_use") {
+      const c = shellCommandOf(b);
+      if (c !== undefined) pending.set(b.id, c);
+    } else if (b.type === "tool_result") {
+      const c = pending.get(b.tool_use_id);
+      if (c === undefined) continue;
+      pending.delete(b.tool_use_id);
+      const o = outcomeOf(c, b);
+      if (o) out.push(o);
     }
   }
-  return out;
 }
 
 /** The work record's settings. */
@@ -141,24 +145,34 @@ function oneLine(text: string, chars: number): string {
 function notesOf(history: readonly Message[], limits: WorkLimits): string[] {
   const out: string[] = [];
   for (let i = history.length - 1; i >= 0 && out.length < limits.notes; i--) {
-    const m = history[i]!;
-    if (m.role !== "assistant") continue;
-    const text = oneLine(
-      blocksOf(m)
-        .map((b) => (b.type === "text" ? b.text : ""))
-        .join(" "),
-      limits.noteChars,
-    );
-    if (text) out.unshift(text.length > limits.noteChars ? `${text.slice(0, limits.noteChars - 3)}...` : text);
+    const note = noteOf(history[i]!, limits);
+    if (note !== undefined) out.unshift(note);
   }
   return out;
 }
 
+/** An assistant message's text as a note (on one line, clipped), or undefined: another role, or no text. */
+export function noteOf(m: Message, limits: WorkLimits = WORK_LIMITS): string | undefined {
+  if (m.role !== "assistant") return undefined;
+  const text = oneLine(
+    blocksOf(m)
+      .map((b) => (b.type === "text" ? b.text : ""))
+      .join(" "),
+    limits.noteChars,
+  );
+  if (!text) return undefined;
+  return text.length > limits.noteChars ? `${text.slice(0, limits.noteChars - 3)}...` : text;
+}
+
 /** The record of a removed part, folded onto the one an earlier snip carried (newest kept). */
 export function workRecordOf(removed: readonly Message[], before: WorkRecord | undefined, limits: WorkLimits = WORK_LIMITS): WorkRecord {
-  const commands = [...(before?.commands ?? []), ...commandOutcomes(removed)].slice(-limits.commands);
-  const own = notesOf(removed, limits);
-  const notes = [...(before?.notes ?? []), ...own].slice(-limits.notes);
+  return workRecordFrom(before, commandOutcomes(removed), removed, limits);
+}
+
+/** workRecordOf from what was read of the removed part: its commands' outcomes (the newest `limits.commands` suffice), and its messages whose notes count (its assistant messages suffice). */
+export function workRecordFrom(before: WorkRecord | undefined, outcomes: readonly CommandOutcome[], noted: readonly Message[], limits: WorkLimits = WORK_LIMITS): WorkRecord {
+  const commands = [...(before?.commands ?? []), ...outcomes.slice(-limits.commands)].slice(-limits.commands);
+  const notes = [...(before?.notes ?? []), ...notesOf(noted, limits)].slice(-limits.notes);
   return { commands, notes };
 }
 

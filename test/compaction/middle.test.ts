@@ -1,0 +1,80 @@
+// A snip reads the part it removes as it forms, a few messages a request (src/compaction/state/
+// middle.ts): what it writes must be what reading the part whole at the snip writes.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import { snip } from "../../src/compaction/layers/snip.ts";
+import { middleReading } from "../../src/compaction/state/middle.ts";
+import type { Message } from "../../src/messages/types.ts";
+import { arbHistory } from "../support/arbitraries.ts";
+import { calls, context, results, user } from "../support/build.ts";
+
+const snipConfig = (keepHead: number, targetMessages: number, triggerMessages: number) => ({ snip: { minThresholdShare: 0, cacheAware: false, keepHead, targetMessages, triggerMessages } });
+
+test("property: a snip that read its part as it formed (the host appending, rewriting and dropping messages between requests) writes exactly what one reading it whole writes", () => {
+  const arbStep = fc.record({
+    // 0: append; 1: a layer's copy of one message (micro, budget); 2: the host drops its newest round.
+    kind: fc.constantFrom(0, 0, 0, 0, 1, 2),
+    at: fc.nat(),
+  });
+  let total = 0;
+  fc.assert(
+    fc.property(arbHistory({ minRounds: 30, maxRounds: 70 }), fc.integer({ min: 1, max: 5 }), fc.integer({ min: 0, max: 12 }), fc.array(arbStep, { minLength: 60, maxLength: 200 }), (full, keepHead, extra, steps) => {
+      const target = keepHead + 2 + extra;
+      const config = snipConfig(keepHead, target, target + 6);
+      const ctx = context({ config });
+      ctx.middle = middleReading();
+      let h: Message[] = [full[0]!];
+      let next = 1;
+      let snips = 0;
+      for (const s of steps) {
+        if (s.kind === 1 && h.length > 1) {
+          const j = 1 + (s.at % (h.length - 1));
+          h = h.slice();
+          h[j] = { ...h[j]! };
+        } else if (s.kind === 2 && h.length > 3) h = h.slice(0, -2);
+        else if (next < full.length) {
+          // A round: the assistant's message and the user's answer.
+          h = [...h, ...full.slice(next, next + 2)];
+          next += 2;
+        }
+        if (h.length % 2 === 0) continue; // the host asks with a user message last
+        const read = snip(h, ctx);
+        const whole = snip(h, context({ config }));
+        assert.equal(JSON.stringify(read.history), JSON.stringify(whole.history));
+        assert.deepEqual(read.event, whole.event);
+        assert.equal(read.freedTokens, whole.freedTokens);
+        if (read.event) snips++;
+        h = read.history;
+      }
+      total += snips;
+      return true;
+    }),
+    { numRuns: 80 },
+  );
+  // The property held over snips, not only over requests that left the history whole.
+  assert.ok(total > 100, `${total} snips`);
+});
+
+test("the request that snips has most of its part read already: a few messages a request, from the head to where the tail starts at the earliest", () => {
+  const config = snipConfig(3, 10, 40);
+  const ctx = context({ config });
+  const reading = middleReading();
+  ctx.middle = reading;
+  let h: Message[] = [user("Fix the failing test in src/app.ts")];
+  let readBefore = -1;
+  for (let i = 0; i < 60; i++) {
+    h = [...h, calls(["bash", { command: `python -m pytest tests/test_${i}.py` }, `t${i}`]), results([`t${i}`, `ok ${i}\nexit code: ${i % 3 === 0 ? 1 : 0}`])];
+    const before = reading.start === 3 ? reading.read.length : 0;
+    const r = snip(h, ctx);
+    if (r.event) {
+      readBefore = before;
+      // The part it removed: from the head (3 messages) to the tail.
+      assert.ok(before >= r.event.removedMessages - 8, `read ${before} of ${r.event.removedMessages} before the snip`);
+      assert.match(JSON.stringify(r.history), /pytest tests\/test_\d+\.py/);
+      break;
+    }
+    h = r.history;
+  }
+  assert.ok(readBefore > 0, "the session snipped, with its part read ahead");
+});
