@@ -86,6 +86,7 @@ function isPressed(history: readonly Message[], ctx: LayerContext, threshold: nu
   return (ctx.measure ? ctx.measure(history) : (ctx.fixedTokens ?? 0) + ctx.tokens.messages(history)) >= PRESSURE_SHARE * threshold;
 }
 
+/** Layer 3: clears the content of old tool results the model has already seen (the newest few stay whole), when that pays for the prompt cache it breaks; each original is saved first, so it stays recallable. */
 export function micro(history: readonly Message[], ctx: LayerContext): LayerResult<MicroEvent> {
   const cfg = ctx.config.micro;
   const none = { history: history as Message[], freedTokens: 0, event: null };

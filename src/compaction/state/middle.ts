@@ -1,7 +1,7 @@
 // What a snip reads of the part of the history it removes (the user's messages, the file ledger,
-// the commands with their outcomes, the agent's notes, the attachments), read a few messages at a time as they age
-// into that part, so that the request that snips finishes a reading every request did a little
-// of, instead of walking the whole part (at a 200k window, ~80 messages) at once.
+// the commands with their outcomes, the agent's notes, the attachments), read a few messages at a
+// time as they age into that part, so that the request that snips finishes a reading every request
+// did a little of, instead of walking the whole part (at a 200k window, ~80 messages) at once.
 //
 // A cache, owned by the engine: a snip writes the same boundary with or without it. The part is
 // read as the same message objects; when the history differs at any message read (a snip cut
@@ -53,14 +53,14 @@ function startOver(r: MiddleReading, start: number): void {
   r.attachments = attachmentsReading();
 }
 
-/** Whether what was read is `history` from `start` on (the same objects); else starts over. */
+/** Keeps what was read if it is `history` from `start` on (the same objects); else starts over. */
 function matches(r: MiddleReading, history: readonly Message[], start: number): void {
   let same = r.start === start && r.read.length <= history.length - start;
   for (let k = 0; same && k < r.read.length; k++) same = history[start + k] === r.read[k];
   if (!same) startOver(r, start);
 }
 
-/** Reads message `i` (`next` holds its calls' results when it is part of what is read). */
+/** Reads one message (`next`, the one after it, holds its calls' results when it is in the part). */
 function readOne(r: MiddleReading, m: Message, next: Message | undefined): void {
   r.read.push(m);
   readUserMessages(r.users, m);
