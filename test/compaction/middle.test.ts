@@ -78,3 +78,32 @@ test("the request that snips has most of its part read already: a few messages a
   }
   assert.ok(readBefore > 0, "the session snipped, with its part read ahead");
 });
+
+test("a message the host replaces after it was read (a new object, other words) is carried as it is now, not as it was read", () => {
+  const config = snipConfig(3, 10, 40);
+  const ctx = context({ config });
+  ctx.middle = middleReading();
+  let h: Message[] = [user("Fix the failing test in src/app.ts")];
+  for (let i = 0; i < 12; i++) {
+    const answer = i === 2 ? { role: "user" as const, content: [{ type: "tool_result" as const, tool_use_id: `t${i}`, content: "ok" }, { type: "text" as const, text: "use the old API" }] } : results([`t${i}`, `ok ${i}`]);
+    h = [...h, calls(["bash", { command: `make step${i}` }, `t${i}`]), answer];
+    assert.equal(snip(h, ctx).event, null, "no snip yet");
+  }
+  assert.ok(ctx.middle.read.length > 6, "the message was read ahead");
+  // The host edits what the user said: a new object in its place.
+  const at = h.findIndex((m) => JSON.stringify(m).includes("use the old API"));
+  h = h.slice();
+  h[at] = { role: "user", content: [{ type: "tool_result", tool_use_id: "t2", content: "ok" }, { type: "text", text: "use the new API" }] };
+  for (let i = 12; i < 40; i++) {
+    h = [...h, calls(["bash", { command: `make step${i}` }, `t${i}`]), results([`t${i}`, `ok ${i}`])];
+    const r = snip(h, ctx);
+    if (r.event) {
+      const carried = JSON.stringify(r.history[r.event.from - 1]);
+      assert.match(carried, /use the new API/);
+      assert.doesNotMatch(carried, /use the old API/);
+      return;
+    }
+    h = r.history;
+  }
+  assert.fail("the session never snipped");
+});

@@ -143,9 +143,8 @@ export function micro(history: readonly Message[], ctx: LayerContext): LayerResu
   // Tight: near the threshold with results too large for the window's room to keep even the newest
   // (a small window): a summary is the alternative, and it rewrites the whole prompt, so clearing
   // pays whatever the prompt cache says.
-  // (Asked last, and measured once: `pressed`.)
-  if (!idle && estimate < microMinSavings(ctx.window, cfg) && !(kept === 0 && (pressed ??= isPressed(history, ctx, threshold)))) return none;
-  if (!idle && cfg.cacheAware && !clearingPays(history, candidates[0]!.msg, estimate, ctx) && !(kept === 0 && (pressed ??= isPressed(history, ctx, threshold)))) return none;
+  const worth = idle || (estimate >= microMinSavings(ctx.window, cfg) && (!cfg.cacheAware || clearingPays(history, candidates[0]!.msg, estimate, ctx)));
+  if (!worth && !(kept === 0 && (pressed ??= isPressed(history, ctx, threshold)))) return none;
 
   // Save each original before replacing it, so the exact text stays recallable by id.
   const out = history.slice();

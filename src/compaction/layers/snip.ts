@@ -15,7 +15,7 @@ import type { ContentBlock, Message } from "../../messages/types.ts";
 
 const isCarried = (text: string) => isLetheText(text) || text.startsWith(USER_MESSAGE_PREFIX);
 import { rebuildBudgets, snipGateTokens, thresholdOf } from "../config/config.ts";
-import { ledgerOf, renderLedgerWithin } from "../state/ledger.ts";
+import { renderLedgerWithin } from "../state/ledger.ts";
 import { attachmentsAfter, ledgerAfter, readAhead, readMiddle, readPart } from "../state/middle.ts";
 import { USER_MESSAGE_PREFIX, carryAttachmentsRead, isLetheText, selectUserMessages, userMessagesOf } from "../state/retain.ts";
 import { recordedTokens, snipBoundary } from "./markers.ts";
@@ -103,7 +103,7 @@ export function snip(history: readonly Message[], ctx: LayerContext): LayerResul
   const budgets = rebuildBudgets(ctx.window, ctx.config);
   const users = selectUserMessages([...userMessagesOf([carriedBefore]), ...read.users], budgets.userMessagesTokens, ctx.tokens, budgets.latestRequestTokens);
   const kept = users.latest === undefined ? users.kept : [...users.kept, users.latest];
-  const ledger = ledgerAfter(ledgerOf([carriedBefore]), read.ledger);
+  const ledger = ledgerAfter(carriedBefore, read.ledger);
   // A text the last snip carried too keeps its block (each at most once): its tokens, and its JSON
   // in the transcript's head, are memoised per block and not worked out again.
   const before = new Map<string, ContentBlock>();

@@ -8,7 +8,7 @@
 // it, a summary replaced it, micro cleared a result in it, a host passed new objects), the
 // reading starts over from there at the next request.
 import type { Message } from "../../messages/types.ts";
-import { type FileLedger, type LedgerReading, ledgerReading, readLedger } from "./ledger.ts";
+import { type FileLedger, type LedgerReading, ledgerOf, ledgerReading, readLedger } from "./ledger.ts";
 import { type AttachmentsReading, attachmentsReading, readAttachments, readUserMessages } from "./retain.ts";
 import { type CommandOutcome, WORK_LIMITS, readCommands } from "./work.ts";
 
@@ -106,12 +106,12 @@ export function readPart(part: readonly Message[]): MiddleRead {
   return readMiddle(middleReading(), part, 0, part.length)!;
 }
 
-/** The ledger of the head's carried blocks (`carried`) and then the part: as ledgerOf reads them one after the other. */
-export function ledgerAfter(carried: FileLedger, part: FileLedger): FileLedger {
-  const read = new Set(carried.read), modified = new Set(carried.modified);
-  for (const p of part.read) read.add(p);
-  for (const p of part.modified) modified.add(p);
-  return { read, modified };
+/** The ledger of the head's carried blocks (`carried`) and then the part's: as ledgerOf reads them one after the other. */
+export function ledgerAfter(carried: Message, part: FileLedger): FileLedger {
+  const l = ledgerOf([carried]);
+  for (const p of part.read) l.read.add(p);
+  for (const p of part.modified) l.modified.add(p);
+  return l;
 }
 
 /** The attachments of the head's carried blocks (`carried`) and then the part's. */
