@@ -23,6 +23,8 @@ export interface LayerReport {
   layer: LayerEvent["kind"];
   freedTokens: number;
   event: LayerEvent | null;
+  /** The history it left (its input is the previous layer's, or the pipeline's). */
+  history: Message[];
 }
 
 /** The result of the cheap layers: the history, what each layer did, tokens and threshold. */
@@ -48,7 +50,7 @@ export function prepare(history: readonly Message[], ctx: LayerContext): Prepare
   for (const layer of LAYERS) {
     const r = layer.run(current, ctx);
     current = r.history;
-    reports.push({ layer: layer.name, freedTokens: r.freedTokens, event: r.event });
+    reports.push({ layer: layer.name, freedTokens: r.freedTokens, event: r.event, history: r.history });
     if (r.event) events.push(r.event);
   }
   const tokens = ctx.measure ? ctx.measure(current) : (ctx.fixedTokens ?? 0) + ctx.tokens.messages(current);

@@ -4,13 +4,14 @@ import type { Message } from "../messages/types.ts";
 import { boundaryDetails, snipDetails } from "../compaction/state/boundary.ts";
 import type { CompactionRecord } from "../compaction/state/records.ts";
 import type { BudgetEvent, MicroEvent, SnipEvent, SummarizeEvent } from "../compaction/types.ts";
+import { lineUuidOf } from "./lines.ts";
 import type { EngineState } from "./state.ts";
 
 /** A summary (or a reactive shrink): its rebuilt history is a resume point. */
 export function logSummary(s: EngineState, e: SummarizeEvent, history: Message[], before: readonly Message[], summary?: string): void {
   const t = s.transcript;
   if (!t) return;
-  const what = boundaryDetails(before, history, t.uuidOf?.bind(t));
+  const what = boundaryDetails(before, history, lineUuidOf(t, s.origins));
   t.appendBoundary({ kind: e.kind, tokens_before: e.tokensBefore, tokens_after: e.tokensAfter, history, summary, details: { ...e }, ...what });
 }
 
@@ -21,7 +22,7 @@ export function logSummary(s: EngineState, e: SummarizeEvent, history: Message[]
 export function logLayer(s: EngineState, e: BudgetEvent | SnipEvent | MicroEvent, counted: CompactionRecord, before?: readonly Message[], after?: readonly Message[]): void {
   const t = s.transcript;
   if (!t) return;
-  const uuidOf = t.uuidOf?.bind(t);
+  const uuidOf = lineUuidOf(t, s.origins);
   // A snip knows what it removed and rewrote: only those are looked at (the rest is the same objects).
   const what = !before || !after ? {} : e.kind === "snip" ? snipDetails(before, after, e.from, e.to, uuidOf) : boundaryDetails(before, after, uuidOf);
   const tailFrom = e.kind === "snip" && before && after ? uuidOf?.(before[e.to]!) : undefined;

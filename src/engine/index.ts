@@ -8,6 +8,7 @@
 //   recover.ts       the reactive path, and learning a smaller window
 //   observe.ts       usage after a reply; a server that truncates silently
 //   boundary-log.ts  the transcript's boundary lines
+//   lines.ts         the transcript line a message rewritten in place stands for
 //   follower.ts      a host that passes its whole history each call pays for what is new
 //   contract.ts      the types and errors; options.ts checks the options at the door
 import { readFileSync } from "node:fs";

@@ -9,6 +9,7 @@ import { indexNewMessages } from "../compaction/state/prime.ts";
 import { compactionRecords } from "../compaction/state/records.ts";
 import { type EnginePrepareResult, InvariantError, type PrepareCall } from "./contract.ts";
 import { logLayer } from "./boundary-log.ts";
+import { noteRewrite, noteRewrites } from "./lines.ts";
 import { type EngineState, layerContext } from "./state.ts";
 
 /** The history, or InvariantError when a step left it invalid (a bug: never sent). */
@@ -31,6 +32,15 @@ export function prepareRequest(s: EngineState, input: readonly Message[], call: 
   // The pipeline measured the result with the engine's meter (layerContext): measured once.
   const measuredTokens = result.tokens;
   const records = result.events.length > 0 ? compactionRecords(result.events, measuredTokens, { unfreed: true }) : undefined;
+  // Budget and micro rewrite messages in place, snip the head's last: a boundary that later removes one names its line.
+  if (result.events.length > 0) {
+    let before = repaired.history;
+    for (const r of result.reports) {
+      if (r.event?.kind === "snip") noteRewrite(s.origins, before[r.event.from - 1]!, r.history[r.event.from - 1]!);
+      else if (r.event) noteRewrites(s.origins, before, r.history);
+      before = r.history;
+    }
+  }
   for (const e of result.events) {
     const snip = e.kind === "snip";
     logLayer(s, e, records!.get(e)!, snip ? repaired.history : undefined, snip ? result.history : undefined);

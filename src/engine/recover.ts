@@ -9,6 +9,7 @@ import type { SummarizeEvent, WindowLearnedEvent } from "../compaction/types.ts"
 import { byteTarget, shrinkBytes, shrinkFresh, shrinkOnlyEvent } from "../compaction/layers/reactive.ts";
 import type { Engine, PrepareCall, RequestReady } from "./contract.ts";
 import { logLayer, logSummary } from "./boundary-log.ts";
+import { noteRewrites } from "./lines.ts";
 import { checked } from "./prepare.ts";
 import { summarizeHistory } from "./summary.ts";
 import { type EngineState, layerContext, withEvents } from "./state.ts";
@@ -51,6 +52,7 @@ export function recoverFrom(s: EngineState, history: readonly Message[], error: 
       const target = byteTarget(source, error.limitBytes);
       const bytes = shrinkBytes(source, target);
       if (bytes.removed.length > 0) {
+        noteRewrites(s.origins, source, bytes.history);
         source = checked(bytes.history);
         // Enough when it reached the target; otherwise the token path below shrinks further.
         if (bytes.bytesAfter <= target) {
@@ -61,6 +63,7 @@ export function recoverFrom(s: EngineState, history: readonly Message[], error: 
     const over = error.actualTokens && error.limitTokens ? error.actualTokens - error.limitTokens : 0;
     const shrunk = shrinkFresh(source, layerContext(s, call), over);
     if (shrunk.event) {
+      noteRewrites(s.origins, source, shrunk.history);
       const after = fixed + s.counter.messages(shrunk.history);
       logLayer(s, shrunk.event, { kind: "budget", tokens_before: after + shrunk.freedTokens, tokens_after: after });
       s.emit(shrunk.event);

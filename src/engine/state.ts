@@ -16,6 +16,7 @@ import { createTruncationDetector } from "../tokens/truncation.ts";
 import type { TranscriptWriter } from "../session/transcript.ts";
 import type { CompactionPreview, EngineOptions, PrepareCall } from "./contract.ts";
 import { type Follower, createFollower } from "./follower.ts";
+import type { LineOrigins } from "./lines.ts";
 import { logSummaryCall } from "./summary-calls.ts";
 import { type StoreLink, createLink, isConversationStore, linkResults, linkTranscript } from "./store-link.ts";
 
@@ -63,6 +64,8 @@ export interface EngineState {
   readonly indexed: WeakSet<Message>;
   /** What the next snip removes, read as it forms. */
   readonly middle: MiddleReading;
+  /** The message each in-place rewrite replaced (./lines.ts): boundaries name its transcript line. */
+  readonly origins: LineOrigins;
   lastResponseAt: number | undefined;
   /** A layer rewrote the history since the last observe (growth no longer compares). */
   rewrote: boolean;
@@ -103,6 +106,7 @@ export function createState(opts: EngineOptions, resolved: CompactionConfig): En
     cleared: new Map(),
     indexed: new WeakSet(),
     middle: middleReading(),
+    origins: new WeakMap(),
     lastResponseAt: undefined,
     rewrote: false,
     unreported: [],

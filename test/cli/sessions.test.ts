@@ -51,7 +51,7 @@ test("a CLI session's transcript has a request line per model call and boundarie
       assert.ok(b.removed.messages > 0 && b.removed.uuids.length > 0);
       assert.ok(b.removed.uuids.every((u: string) => uuids.has(u)), "removed uuids are transcript lines");
       assert.ok(b.removed.tool_results.length > 0 && b.removed.tool_results.every((t: any) => t.tool_use_id && (t.full_text === "transcript" || t.full_text.includes("tool-results"))));
-      assert.ok(b.removed.tool_results.some((t: any) => uuids.has(t.message_uuid)), "results name their transcript line");
+      assert.ok(b.removed.tool_results.every((t: any) => uuids.has(t.message_uuid)), "each result names its transcript line");
       assert.ok(b.carried.user_messages + (b.carried.latest_request ? 1 : 0) >= 1, "the user's request came along");
     }
     const cheap = entries.filter((e) => e.type === "boundary" && ["budget", "snip", "micro"].includes(String(e.kind))) as any[];
