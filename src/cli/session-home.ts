@@ -7,7 +7,7 @@ import { existsSync, statSync } from "node:fs";
 import type { Message } from "../messages/types.ts";
 import { type SessionLock, lockSession } from "../session/lock.ts";
 import { type SessionPaths, type SessionSummary, createSessionDir, latestSession, listSessions, resolveSession } from "../session/paths.ts";
-import { type TranscriptWriter, loadTranscript, openTranscript, resumeContext } from "../session/transcript.ts";
+import { type TranscriptEntry, type TranscriptWriter, loadTranscript, openTranscript, resumeContext } from "../session/transcript.ts";
 import { loadTranscriptTail } from "../session/transcript-tail.ts";
 import { connectStore } from "../store/connect.ts";
 import type { StoreTranscript } from "../store/transcript.ts";
@@ -75,13 +75,17 @@ function filesHome(cfg: Cfg): SessionHome {
           const lock = lockSession(paths.dir, paths.id);
           let history: Message[] = [];
           let warnings: string[] = [];
+          let readBack: TranscriptEntry[] = [];
           if (resume) {
             // From the last resume point on: a long session's file is not read from the start.
             const loaded = loadTranscriptTail(paths.transcript);
             warnings = [...loaded.errors, ...loaded.warnings];
             history = resumeContext(loaded.entries);
+            readBack = loaded.entries;
           }
           const transcript = openTranscript(paths.transcript, { header: { id: paths.id, cwd: cfg.workspace, model: cfg.model, provider: cfg.provider } });
+          // The context's messages are lines of this file: a boundary that removes one names it.
+          transcript.adoptLines?.(readBack);
           return { paths, transcript, history, warnings, fresh: !resume, lock };
         },
       };

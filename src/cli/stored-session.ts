@@ -90,5 +90,7 @@ export async function openStoredSession(store: ConversationStore, o: StoredOpenO
     mirror = openTranscript(paths.transcript, { header: { id, cwd: o.workspace, model: o.model, provider: o.provider, store: store.location } });
   }
   const writer = openStoreTranscript(conversation, { next, path: paths.transcript, ...(mirror ? { mirror } : {}) });
+  // The context's messages are the store's lines: a boundary that removes one names it.
+  writer.adoptLines?.(entries);
   return { paths, writer, history: resuming ? resumeContext(entries) : [], warnings };
 }

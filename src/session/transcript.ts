@@ -57,11 +57,25 @@ export interface TranscriptWriter {
   appendMessage(message: Message, opts?: { uuid?: string; ts?: string }): MessageEntry;
   /** The uuid a message was appended under (this writer, this process), so a boundary can name what it removed. */
   uuidOf?(message: Message): string | undefined;
+  /**
+   * Entries read back from this transcript (a resumed session's, loadTranscript's): uuidOf knows
+   * their message objects from now on, so a boundary that later removes one of them names its line.
+   */
+  adoptLines?(entries: readonly TranscriptEntry[]): void;
   /** Appends a compaction boundary (ts filled in unless given) and returns it. */
   appendBoundary(boundary: Omit<BoundaryEntry, "type" | "ts"> & { ts?: string }): BoundaryEntry;
   /** Appends a free-form event and returns it. */
   appendEvent(name: string, data?: Record<string, unknown>): EventEntry;
   close(): void;
+}
+
+/** Message entries' objects → their lines' uuids (TranscriptWriter.adoptLines). */
+export function adoptLines(uuids: WeakMap<object, string>, entries: readonly TranscriptEntry[]): void {
+  for (const e of entries) {
+    if (e?.type !== "message") continue;
+    const m = (e as MessageEntry).message as unknown;
+    if (typeof m === "object" && m !== null && typeof (e as MessageEntry).uuid === "string") uuids.set(m, (e as MessageEntry).uuid);
+  }
 }
 
 /** The one-line serialisation of an entry (JSON escapes every newline inside strings). */
@@ -241,6 +255,9 @@ export function openTranscript(path: string, opts: OpenTranscriptOptions = {}): 
     },
     uuidOf(message) {
       return uuids.get(message);
+    },
+    adoptLines(entries) {
+      adoptLines(uuids, entries);
     },
     appendBoundary(b) {
       const { ts, ...rest } = b;

@@ -13,7 +13,7 @@ import { checkMessage } from "../messages/input.ts";
 import type { Message } from "../messages/types.ts";
 import type { ToolResultStore } from "../compaction/types.ts";
 import type { BoundaryEntry, EventEntry, MessageEntry, TranscriptEntry } from "../session/transcript-format.ts";
-import type { TranscriptWriter } from "../session/transcript.ts";
+import { type TranscriptWriter, adoptLines } from "../session/transcript.ts";
 import { StoreError } from "./errors.ts";
 import type { Conversation } from "./types.ts";
 
@@ -111,6 +111,7 @@ export function openStoreTranscript(conversation: Conversation, opts: StoreTrans
       return { type: "message", uuid, ts, message } satisfies MessageEntry;
     },
     uuidOf: (message) => uuids.get(message),
+    adoptLines: (entries) => adoptLines(uuids, entries),
     append(entry) {
       if (entry.type === "message") writer.appendMessage(entry.message, { uuid: entry.uuid, ts: entry.ts });
       else {

@@ -58,3 +58,25 @@ test("a session's cost goes on across --continue: the resumed session starts fro
     ws.cleanup();
   }
 });
+
+test("after --continue the transcript writer knows the line of every message read back, so a later boundary that removes one names it", async () => {
+  const ws = makeWorkspace();
+  try {
+    const argv = ["--cwd", ws.dir, "--context-window", "50000", "--max-output-tokens", "2000"];
+    const env = { ANTHROPIC_API_KEY: "k" };
+    const first = new AgentSession(resolveRunConfig(parseArgs(argv), env, { headless: true, userSettingsPath: `${ws.home}/none.json` }), {}, scriptedClient(["one", "two"]));
+    await first.start();
+    await first.run("first");
+    await first.run("second");
+    const path = first.transcript.path;
+    await first.end();
+    const lines = loadTranscript(path).entries.flatMap((e) => (e.type === "message" ? [e.uuid] : []));
+    const again = new AgentSession(resolveRunConfig(parseArgs([...argv, "--continue"]), env, { headless: true, userSettingsPath: `${ws.home}/none.json` }), {}, scriptedClient(["three"]));
+    await again.start({ continueLatest: true });
+    assert.equal(again.history.length, 4);
+    assert.deepEqual(again.history.map((m) => again.transcript.uuidOf?.(m)), lines, "each resumed message is known by its line's uuid");
+    await again.end();
+  } finally {
+    ws.cleanup();
+  }
+});

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createEngine } from "../../src/engine/index.ts";
 import type { Message } from "../../src/messages/types.ts";
-import { openTranscript } from "../../src/session/transcript.ts";
+import { type TranscriptEntry, loadTranscript, openTranscript, resumeContext } from "../../src/session/transcript.ts";
 import { ModelError } from "../../src/model/types.ts";
 import { calls, results, user } from "../support/build.ts";
 
@@ -88,6 +88,41 @@ test("after the reactive path cut results in place (the provider refused the pro
     assert.ok(summary?.removed && summary.removed.tool_results.length > 0, "the summary removed results");
     for (const t of summary.removed.tool_results) assert.ok(t.message_uuid && byLine.get(t.message_uuid)?.has(t.tool_use_id), `the result of ${t.tool_use_id} names its line`);
     assert.equal(summary.removed.uuids.length, summary.removed.messages, "every removed message is named");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a resumed session's boundaries name the lines of the messages it read back: the writer is told them (transcript.adoptLines), and a snip after the resume lists them", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "lethe-lines-"));
+  const path = join(dir, "transcript.jsonl");
+  const round = (k: number): Message[] => [calls(["bash", { command: `cat log${k}` }, `toolu_${k}`]), results([`toolu_${k}`, `line ${k} `.repeat(300)])];
+  const run = async (host: Message[], from: number, to: number, written: Set<Message>, readBack?: TranscriptEntry[]) => {
+    const transcript = openTranscript(path, { header: { id: "s", cwd: dir } });
+    if (readBack) transcript.adoptLines?.(readBack);
+    const engine = createEngine({ contextWindow: 32_000, maxOutputTokens: 4_000, transcript, transcriptHoldsHistory: true, summarizerMode: "digest", config: { micro: { enabled: false } } });
+    for (let k = from; k < to; k++) {
+      host.push(...round(k));
+      for (const m of host) if (!written.has(m)) (transcript.appendMessage(m), written.add(m));
+      await engine.beforeRequest(host);
+    }
+    transcript.close();
+  };
+  try {
+    await run([user("read the logs")], 0, 6, new Set());
+    // Resumed in a new process: the context read back from the file (its messages are lines already), a new writer on it.
+    const { entries } = loadTranscript(path);
+    const resumed = resumeContext(entries);
+    assert.ok(resumed.length >= 12, "the rounds before the resume are in the context");
+    await run(resumed, 6, 40, new Set(resumed), entries);
+    const lines = readFileSync(path, "utf8").trim().split("\n").map((l) => JSON.parse(l) as Line);
+    const before = new Set(lines.slice(0, 14).flatMap((l) => (l.type === "message" ? [l.uuid!] : [])));
+    const snips = lines.filter((l) => l.type === "boundary" && l.kind === "snip");
+    assert.ok(snips.length > 0, "the resumed session snips");
+    const named = new Set(snips.flatMap((b) => b.removed!.uuids));
+    const results = snips.flatMap((b) => b.removed!.tool_results);
+    assert.ok([...before].filter((u) => named.has(u)).length >= 10, `the lines written before the resume are named when removed (${[...before].filter((u) => named.has(u)).length})`);
+    for (const r of results) assert.ok(r.message_uuid, `the result of ${r.tool_use_id} names its line`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -108,3 +108,17 @@ test("results(): the full text is kept locally at once and in the conversation a
     assert.deepEqual(mirrored, ["session", "message"]);
   });
 });
+
+test("a writer on a conversation read back (a resumed session) knows the lines' message objects once told (adoptLines): a boundary can name them", async () => {
+  await withConversation(async (c) => {
+    const first = openStoreTranscript(c, { next: 0, path: "mem" });
+    const written = [msg(0), msg(1), msg(2)].map((m) => first.appendMessage(m).uuid);
+    await first.flush();
+    const lines = (await c.lines()).filter((l) => l.type !== "session") as Parameters<NonNullable<typeof first.adoptLines>>[0];
+    const read = lines.flatMap((l) => (l.type === "message" ? [l.message] : []));
+    const again = openStoreTranscript(c, { next: 3, path: "mem" });
+    assert.equal(again.uuidOf!(read[0]!), undefined, "a new writer knows none of them");
+    again.adoptLines!(lines);
+    assert.deepEqual(read.map((m) => again.uuidOf!(m)), written);
+  });
+});
