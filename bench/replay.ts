@@ -12,9 +12,9 @@
 // bench/corpus/shared_final_diffs.json; a second corpus lethe was never tuned on is built by
 // bench/corpus/convert-trajectories.ts (--corpus bench/corpus/unseen.jsonl.gz). See
 // bench/corpus/PROVENANCE.md.
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, statfsSync, writeFileSync } from "node:fs";
 import { gunzipSync } from "node:zlib";
-import { cpus, platform, release } from "node:os";
+import { cpus, platform, release, tmpdir } from "node:os";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ReplayResult } from "./replay/harness.ts";
@@ -143,6 +143,17 @@ export function writeJsonAtomic(path: string, data: unknown): void {
   renameSync(tmp, path);
 }
 
+/** The kind of file system `dir` is on (statfs's magic number, named when common). */
+function fileSystemOf(dir: string): string {
+  const kinds: Record<number, string> = { 0xef53: "ext4", 0x01021994: "tmpfs", 0x794c7630: "overlayfs", 0x58465342: "xfs", 0x9123683e: "btrfs" };
+  try {
+    const type = statfsSync(dir).type;
+    return kinds[type] ?? `type 0x${type.toString(16)}`;
+  } catch {
+    return "unknown";
+  }
+}
+
 export function notes(args: { corpus: string; policies: readonly Policy[]; result: ReplayResult; jitter: ReturnType<typeof machineJitter> }): Record<string, unknown> {
   const { result } = args;
   return {
@@ -168,7 +179,7 @@ export function notes(args: { corpus: string; policies: readonly Policy[]; resul
     retention:
       `measured on each context rebuilt by a summary compaction, over the items that existed before it, taken from the ORIGINAL recorded history up to that request (not the policy's own context): user-typed messages (each user message's text blocks, not tool results, joined by newlines; newest first within ${RETENTION_USER_BUDGET.toLocaleString("en-US")} exact tokens, the newest always counted; found and selected by the benchmark's own code, bench/replay/retention.ts typedUserMessages + newestWithin, not by the engine's selectors, which would score their own bugs as retained), the latest request (the newest of them), paths of files modified and of files read, and the last ${RETENTION_COMMANDS} shell commands (each its first non-blank line, first 200 characters, plus for a failed one — is_error, or a non-zero <returncode>/"Exit code N" — the line saying what went wrong, first 120 characters): found by the benchmark's own definition, bench/replay/items.ts filesTouched + shellCommands (file tool calls and the obvious shell reads and writes; definition in that file's header), not by the engine's file ledger or work record, which lethe carries into every rebuild and which would therefore score their own bugs as retained; a command is retained when its line and its error line are both there. An item is retained if it occurs verbatim (substring) in the text of the rebuilt context (all blocks, tool results and tool_use inputs included). Each figure is the mean over compactions of the per-compaction percentage; a compaction with no item of a kind does not count for that kind (detail[].retention_samples). null where no summary compaction happened at that window (then nothing was rebuilt and nothing was dropped by a summary)`,
     clock: `simulated, ${CLOCK_STEP_MS / 1000} s per request (the corpus has no timestamps), so idle-based clearing never fires`,
-    files: `policies that persist tool results write real files under os.tmpdir() (lethe: its file store, written atomically, no fsync: its default; seed: tool results and a full JSONL transcript at every snip and compaction, plain writes, paths in its markers relative to the session folder as the course's are short; claude-code: plain writes), removed at the end. Paths appear in markers, so they count as tokens; ${result.deterministic_paths ? "the work directory had its fixed name (tokens repeat run to run)" : "another run held the fixed work directory, so a random one was used (token totals may differ slightly from other runs)"}`,
+    files: `policies that persist tool results write real files under os.tmpdir() (lethe: its file store, written atomically, no fsync: its default; seed: tool results and a full JSONL transcript at every snip and compaction, plain writes, paths in its markers relative to the session folder as the course's are short; claude-code: plain writes), removed at the end; os.tmpdir() was ${tmpdir()} (${fileSystemOf(tmpdir())}). The seed's p99 follows how fast those writes go (a file system in memory, or a disk that has not yet had much to write back, takes them fastest: README, Replay). Paths appear in markers, so they count as tokens; ${result.deterministic_paths ? "the work directory had its fixed name (tokens repeat run to run)" : "another run held the fixed work directory, so a random one was used (token totals may differ slightly from other runs)"}`,
     policies: Object.fromEntries(args.policies.map((p) => [p.name, p.describe])),
     detail: "detail[] and sessions[] hold extra per-window figures (cache split, peak input, slowest requests with the layers that acted, per-session metrics)",
     machine: `node ${process.version}, ${platform()} ${release()}, ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}`,
