@@ -17,16 +17,18 @@ export function logSummary(s: EngineState, e: SummarizeEvent, history: Message[]
 
 /**
  * A cheap layer, with the tokens measured around it (`counted`). A snip also records what it
- * removed and its resume point: its head, and the transcript uuid where its kept tail starts.
+ * removed (from its own input `before` and output `after`) and its resume point: its head as
+ * sent (`sent`, after the layers that ran after it; default `after`), and the transcript uuid
+ * where its kept tail starts.
  */
-export function logLayer(s: EngineState, e: BudgetEvent | SnipEvent | MicroEvent, counted: CompactionRecord, before?: readonly Message[], after?: readonly Message[]): void {
+export function logLayer(s: EngineState, e: BudgetEvent | SnipEvent | MicroEvent, counted: CompactionRecord, before?: readonly Message[], after?: readonly Message[], sent: readonly Message[] | undefined = after): void {
   const t = s.transcript;
   if (!t) return;
   const uuidOf = lineUuidOf(t, s.origins);
   // A snip knows what it removed and rewrote: only those are looked at (the rest is the same objects).
   const what = !before || !after ? {} : e.kind === "snip" ? snipDetails(before, after, e.from, e.to, uuidOf) : boundaryDetails(before, after, uuidOf);
   const tailFrom = e.kind === "snip" && before && after ? uuidOf?.(before[e.to]!) : undefined;
-  const resume = tailFrom !== undefined && e.kind === "snip" ? { head: after!.slice(0, e.from), tail_from: tailFrom } : {};
+  const resume = tailFrom !== undefined && e.kind === "snip" ? { head: sent!.slice(0, e.from), tail_from: tailFrom } : {};
   // Snips are frequent: the whole ledger goes on summaries' boundaries and in the engine's state, not on each snip's.
   const { ledger: _ledger, ...details } = e as SnipEvent;
   t.appendBoundary({ kind: e.kind, tokens_before: counted.tokens_before, tokens_after: counted.tokens_after, details, ...what, ...resume });

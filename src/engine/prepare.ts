@@ -33,17 +33,22 @@ export function prepareRequest(s: EngineState, input: readonly Message[], call: 
   const measuredTokens = result.tokens;
   const records = result.events.length > 0 ? compactionRecords(result.events, measuredTokens, { unfreed: true }) : undefined;
   // Budget and micro rewrite messages in place, snip the head's last: a boundary that later removes one names its line.
+  // A snip's boundary is worked out from its own input and output (budget may have rewritten a kept message before it).
+  let snipIn: Message[] | undefined, snipOut: Message[] | undefined;
   if (result.events.length > 0) {
     let before = repaired.history;
     for (const r of result.reports) {
-      if (r.event?.kind === "snip") noteRewrite(s.origins, before[r.event.from - 1]!, r.history[r.event.from - 1]!);
-      else if (r.event) noteRewrites(s.origins, before, r.history);
+      if (r.event?.kind === "snip") {
+        noteRewrite(s.origins, before[r.event.from - 1]!, r.history[r.event.from - 1]!);
+        snipIn = before;
+        snipOut = r.history;
+      } else if (r.event) noteRewrites(s.origins, before, r.history);
       before = r.history;
     }
   }
   for (const e of result.events) {
     const snip = e.kind === "snip";
-    logLayer(s, e, records!.get(e)!, snip ? repaired.history : undefined, snip ? result.history : undefined);
+    logLayer(s, e, records!.get(e)!, snip ? snipIn : undefined, snip ? snipOut : undefined, snip ? result.history : undefined);
     s.emit(e);
   }
   s.follower.remember(input, result.history);

@@ -127,3 +127,26 @@ test("a resumed session's boundaries name the lines of the messages it read back
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("when budget and snip act in the same request, the snip's boundary lists what snip removed, not the message budget rewrote (it is still in the context)", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "lethe-lines-"));
+  try {
+    const transcript = openTranscript(join(dir, "transcript.jsonl"), { header: { id: "s", cwd: dir } });
+    const engine = createEngine({ contextWindow: 32_000, maxOutputTokens: 4_000, transcript, transcriptHoldsHistory: true, summarizerMode: "digest", sessionDir: dir, config: { micro: { enabled: false } } });
+    const host: Message[] = [user("read the logs")];
+    for (let k = 0; k < 40; k++) host.push(calls(["bash", { command: `cat log${k}` }, `toolu_${k}`]), results([`toolu_${k}`, `line ${k} `.repeat(80)]));
+    // The newest result is huge: budget moves it to a file in the request that also snips.
+    host.push(calls(["bash", { command: "cat big.log" }, "toolu_big"]), results(["toolu_big", "y".repeat(120_000)]));
+    for (const m of host) transcript.appendMessage(m);
+    const r = await engine.beforeRequest(host);
+    const snip = r.events.find((e) => e.kind === "snip");
+    assert.ok(snip && r.events.some((e) => e.kind === "budget"), `budget and snip both acted (${r.events.map((e) => e.kind).join(", ")})`);
+    const lines = readFileSync(join(dir, "transcript.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Line);
+    const boundary = lines.find((l) => l.type === "boundary" && l.kind === "snip")!;
+    const bigLine = lines.find((l) => l.type === "message" && JSON.stringify(l.message).includes("toolu_big") && l.message!.role === "user")!.uuid!;
+    assert.ok(!boundary.removed!.uuids.includes(bigLine), "the result budget moved is still in the context: not listed as removed");
+    assert.equal(boundary.removed!.messages, snip.removedMessages + 1, "the messages snip removed, and the head message it rewrote");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
