@@ -41,56 +41,56 @@ async function inSession(opts: Record<string, unknown>, body: (s: { dir: string;
 
 test("a boundary names the transcript line of every message it removed, those budget or micro rewrote before it included (each removed result points at the line holding it)", () =>
   inSession({ sessionDir: true }, async ({ dir, transcript, engine }) => {
-  // Rounds of reads: every fourth result is large (micro clears those once they are old), one is
-  // huge (budget moves it to a file), and the host appends to its own list, as an agent does.
-  const host: Message[] = [user("read the logs and tell me what failed")];
-  const written = new Set<Message>();
-  const kinds: string[] = [];
-  for (let k = 0; k < 60; k++) {
-    const body = k === 5 ? "x".repeat(120_000) : `line ${k} `.repeat(k % 4 === 0 ? 1_500 : 100);
-    host.push(calls(["bash", { command: `cat log${k}` }, `toolu_${k}`]), results([`toolu_${k}`, body]));
-    for (const m of host) if (!written.has(m)) (transcript.appendMessage(m), written.add(m));
-    kinds.push(...(await engine.beforeRequest(host)).events.map((e) => e.kind));
-  }
-  host.push(user("now summarise"));
-  transcript.appendMessage(host.at(-1)!);
-  kinds.push(...(await engine.compact(host)).events.map((e) => e.kind));
-  for (const kind of ["budget", "micro", "snip", "manual"]) assert.ok(kinds.includes(kind), `the session ${kind}s (${[...new Set(kinds)].join(", ")})`);
-
-  const lines = readFileSync(join(dir, "transcript.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Line);
-  const byLine = resultsByLine(lines);
-  let named = 0;
-  for (const b of lines) {
-    if (b.type !== "boundary" || !b.removed) continue;
-    const uuids = new Set(b.removed.uuids);
-    for (const u of uuids) assert.ok(byLine.has(u), `${b.kind}: ${u} is a message line`);
-    for (const r of b.removed.tool_results) {
-      assert.ok(r.message_uuid, `${b.kind}: the result of ${r.tool_use_id} names its line`);
-      assert.ok(byLine.get(r.message_uuid)?.has(r.tool_use_id), `${b.kind}: the line named for ${r.tool_use_id} holds its result`);
-      assert.ok(uuids.has(r.message_uuid), `${b.kind}: the line of a removed result is among the removed lines`);
-      named++;
+    // Rounds of reads: every fourth result is large (micro clears those once they are old), one is
+    // huge (budget moves it to a file), and the host appends to its own list, as an agent does.
+    const host: Message[] = [user("read the logs and tell me what failed")];
+    const written = new Set<Message>();
+    const kinds: string[] = [];
+    for (let k = 0; k < 60; k++) {
+      const body = k === 5 ? "x".repeat(120_000) : `line ${k} `.repeat(k % 4 === 0 ? 1_500 : 100);
+      host.push(calls(["bash", { command: `cat log${k}` }, `toolu_${k}`]), results([`toolu_${k}`, body]));
+      for (const m of host) if (!written.has(m)) (transcript.appendMessage(m), written.add(m));
+      kinds.push(...(await engine.beforeRequest(host)).events.map((e) => e.kind));
     }
-    // A snip also counts the head's last message, which it rewrote (its line's blocks go on in the new one).
-    if (b.kind === "snip") assert.equal(b.removed.uuids.length, b.removed.messages, `snip: lines named for the messages removed`);
-  }
-  assert.ok(named > 20, `results named: ${named}`);
+    host.push(user("now summarise"));
+    transcript.appendMessage(host.at(-1)!);
+    kinds.push(...(await engine.compact(host)).events.map((e) => e.kind));
+    for (const kind of ["budget", "micro", "snip", "manual"]) assert.ok(kinds.includes(kind), `the session ${kind}s (${[...new Set(kinds)].join(", ")})`);
+
+    const lines = readFileSync(join(dir, "transcript.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Line);
+    const byLine = resultsByLine(lines);
+    let named = 0;
+    for (const b of lines) {
+      if (b.type !== "boundary" || !b.removed) continue;
+      const uuids = new Set(b.removed.uuids);
+      for (const u of uuids) assert.ok(byLine.has(u), `${b.kind}: ${u} is a message line`);
+      for (const r of b.removed.tool_results) {
+        assert.ok(r.message_uuid, `${b.kind}: the result of ${r.tool_use_id} names its line`);
+        assert.ok(byLine.get(r.message_uuid)?.has(r.tool_use_id), `${b.kind}: the line named for ${r.tool_use_id} holds its result`);
+        assert.ok(uuids.has(r.message_uuid), `${b.kind}: the line of a removed result is among the removed lines`);
+        named++;
+      }
+      // A snip also counts the head's last message, which it rewrote (its line's blocks go on in the new one).
+      if (b.kind === "snip") assert.equal(b.removed.uuids.length, b.removed.messages, `snip: lines named for the messages removed`);
+    }
+    assert.ok(named > 20, `results named: ${named}`);
   }));
 
 test("after the reactive path cut results in place (the provider refused the prompt), the summary that follows names the lines those results are on", () =>
   inSession({ config: { snip: { enabled: false }, micro: { enabled: false } } }, async ({ dir, transcript, engine }) => {
-  const host: Message[] = [user("read the logs")];
-  for (let k = 0; k < 8; k++) host.push(calls(["bash", { command: `cat log${k}` }, `toolu_${k}`]), results([`toolu_${k}`, `entry ${k} `.repeat(900)]));
-  host.push(user("what failed?"));
-  for (const m of host) transcript.appendMessage(m);
-  const r = await engine.recover(host, new ModelError("prompt_too_long", "prompt is too long: 30000 tokens > 24000 maximum", { actualTokens: 30_000, limitTokens: 24_000 }));
-  const kinds = r.events.map((e) => e.kind);
-  assert.ok(kinds.includes("budget") && kinds.includes("reactive"), `results cut, then summarised (${kinds.join(", ")})`);
-  const lines = readFileSync(join(dir, "transcript.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Line);
-  const byLine = resultsByLine(lines);
-  const summary = lines.find((l) => l.type === "boundary" && l.kind === "reactive");
-  assert.ok(summary?.removed && summary.removed.tool_results.length > 0, "the summary removed results");
-  for (const t of summary.removed.tool_results) assert.ok(t.message_uuid && byLine.get(t.message_uuid)?.has(t.tool_use_id), `the result of ${t.tool_use_id} names its line`);
-  assert.equal(summary.removed.uuids.length, summary.removed.messages, "every removed message is named");
+    const host: Message[] = [user("read the logs")];
+    for (let k = 0; k < 8; k++) host.push(calls(["bash", { command: `cat log${k}` }, `toolu_${k}`]), results([`toolu_${k}`, `entry ${k} `.repeat(900)]));
+    host.push(user("what failed?"));
+    for (const m of host) transcript.appendMessage(m);
+    const r = await engine.recover(host, new ModelError("prompt_too_long", "prompt is too long: 30000 tokens > 24000 maximum", { actualTokens: 30_000, limitTokens: 24_000 }));
+    const kinds = r.events.map((e) => e.kind);
+    assert.ok(kinds.includes("budget") && kinds.includes("reactive"), `results cut, then summarised (${kinds.join(", ")})`);
+    const lines = readFileSync(join(dir, "transcript.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Line);
+    const byLine = resultsByLine(lines);
+    const summary = lines.find((l) => l.type === "boundary" && l.kind === "reactive");
+    assert.ok(summary?.removed && summary.removed.tool_results.length > 0, "the summary removed results");
+    for (const t of summary.removed.tool_results) assert.ok(t.message_uuid && byLine.get(t.message_uuid)?.has(t.tool_use_id), `the result of ${t.tool_use_id} names its line`);
+    assert.equal(summary.removed.uuids.length, summary.removed.messages, "every removed message is named");
   }));
 
 test("a resumed session's boundaries name the lines of the messages it read back: the writer is told them (transcript.adoptLines), and a snip after the resume lists them", async () => {
@@ -130,17 +130,17 @@ test("a resumed session's boundaries name the lines of the messages it read back
 
 test("when budget and snip act in the same request, the snip's boundary lists what snip removed, not the message budget rewrote (it is still in the context)", () =>
   inSession({ sessionDir: true, config: { micro: { enabled: false } } }, async ({ dir, transcript, engine }) => {
-  const host: Message[] = [user("read the logs")];
-  for (let k = 0; k < 40; k++) host.push(calls(["bash", { command: `cat log${k}` }, `toolu_${k}`]), results([`toolu_${k}`, `line ${k} `.repeat(80)]));
-  // The newest result is huge: budget moves it to a file in the request that also snips.
-  host.push(calls(["bash", { command: "cat big.log" }, "toolu_big"]), results(["toolu_big", "y".repeat(120_000)]));
-  for (const m of host) transcript.appendMessage(m);
-  const r = await engine.beforeRequest(host);
-  const snip = r.events.find((e) => e.kind === "snip");
-  assert.ok(snip && r.events.some((e) => e.kind === "budget"), `budget and snip both acted (${r.events.map((e) => e.kind).join(", ")})`);
-  const lines = readFileSync(join(dir, "transcript.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Line);
-  const boundary = lines.find((l) => l.type === "boundary" && l.kind === "snip")!;
-  const bigLine = lines.find((l) => l.type === "message" && JSON.stringify(l.message).includes("toolu_big") && l.message!.role === "user")!.uuid!;
-  assert.ok(!boundary.removed!.uuids.includes(bigLine), "the result budget moved is still in the context: not listed as removed");
-  assert.equal(boundary.removed!.messages, snip.removedMessages + 1, "the messages snip removed, and the head message it rewrote");
+    const host: Message[] = [user("read the logs")];
+    for (let k = 0; k < 40; k++) host.push(calls(["bash", { command: `cat log${k}` }, `toolu_${k}`]), results([`toolu_${k}`, `line ${k} `.repeat(80)]));
+    // The newest result is huge: budget moves it to a file in the request that also snips.
+    host.push(calls(["bash", { command: "cat big.log" }, "toolu_big"]), results(["toolu_big", "y".repeat(120_000)]));
+    for (const m of host) transcript.appendMessage(m);
+    const r = await engine.beforeRequest(host);
+    const snip = r.events.find((e) => e.kind === "snip");
+    assert.ok(snip && r.events.some((e) => e.kind === "budget"), `budget and snip both acted (${r.events.map((e) => e.kind).join(", ")})`);
+    const lines = readFileSync(join(dir, "transcript.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Line);
+    const boundary = lines.find((l) => l.type === "boundary" && l.kind === "snip")!;
+    const bigLine = lines.find((l) => l.type === "message" && JSON.stringify(l.message).includes("toolu_big") && l.message!.role === "user")!.uuid!;
+    assert.ok(!boundary.removed!.uuids.includes(bigLine), "the result budget moved is still in the context: not listed as removed");
+    assert.equal(boundary.removed!.messages, snip.removedMessages + 1, "the messages snip removed, and the head message it rewrote");
   }));
