@@ -71,6 +71,7 @@ export interface TranscriptWriter {
 
 /** Message entries' objects → their lines' uuids (TranscriptWriter.adoptLines). */
 export function adoptLines(uuids: WeakMap<object, string>, entries: readonly TranscriptEntry[]): void {
+  if (!Array.isArray(entries)) throw new LetheInputError("transcript.adoptLines", "takes the list of entries read back (loadTranscript(path).entries)");
   for (const e of entries) {
     if (e?.type !== "message") continue;
     const m = (e as MessageEntry).message as unknown;

@@ -144,3 +144,23 @@ test("when budget and snip act in the same request, the snip's boundary lists wh
     assert.ok(!boundary.removed!.uuids.includes(bigLine), "the result budget moved is still in the context: not listed as removed");
     assert.equal(boundary.removed!.messages, snip.removedMessages + 1, "the messages snip removed, and the head message it rewrote");
   }));
+
+test("adoptLines from a hostile or careless caller: junk entries are skipped, a non-list is one clear error, and nothing it was not given is adopted", () => {
+  const dir = mkdtempSync(join(tmpdir(), "lethe-lines-"));
+  try {
+    const transcript = openTranscript(join(dir, "transcript.jsonl"), { header: { id: "s", cwd: dir } });
+    const good = user("kept");
+    const noUuid = user("no uuid");
+    const junk = [null, 7, "x", { type: "message" }, { type: "message", uuid: 5, message: noUuid }, { type: "message", uuid: "u-str", message: "not an object" }, { type: "boundary", uuid: "b", message: user("b") }, { type: "message", uuid: "u-good", message: good }];
+    transcript.adoptLines!(junk as never);
+    assert.equal(transcript.uuidOf!(good), "u-good");
+    assert.equal(transcript.uuidOf!(noUuid), undefined, "an entry without a string uuid is not adopted");
+    for (const bad of [undefined, null, "entries", { length: 1, 0: { type: "message", uuid: "u", message: good } }]) {
+      assert.throws(() => transcript.adoptLines!(bad as never), (e: Error) => e.message === "lethe: transcript.adoptLines: takes the list of entries read back (loadTranscript(path).entries)");
+    }
+    assert.equal(transcript.uuidOf!(good), "u-good", "a refused call changes nothing");
+    transcript.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
