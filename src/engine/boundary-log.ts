@@ -1,10 +1,10 @@
 // The transcript's boundary lines: what each compaction removed and carried, and where a resume
 // starts (a summary's rebuilt history; a snip's head and the uuid its kept tail starts at).
 import type { Message } from "../messages/types.ts";
-import { boundaryDetails, snipDetails } from "../compaction/state/boundary.ts";
+import { boundaryDetails, snipDetails, snipLines } from "../compaction/state/boundary.ts";
 import type { CompactionRecord } from "../compaction/state/records.ts";
 import type { BudgetEvent, MicroEvent, SnipEvent, SummarizeEvent } from "../compaction/types.ts";
-import { lineUuidOf } from "./lines.ts";
+import { lineOf, lineUuidOf } from "./lines.ts";
 import type { EngineState } from "./state.ts";
 
 /** A summary (or a reactive shrink): its rebuilt history is a resume point. */
@@ -25,9 +25,12 @@ export function logLayer(s: EngineState, e: BudgetEvent | SnipEvent | MicroEvent
   const t = s.transcript;
   if (!t) return;
   const uuidOf = lineUuidOf(t, s.origins);
-  // A snip knows what it removed and rewrote: only those are looked at (the rest is the same objects).
-  const what = !before || !after ? {} : e.kind === "snip" ? snipDetails(before, after, e.from, e.to, uuidOf) : boundaryDetails(before, after, uuidOf);
   const tailFrom = e.kind === "snip" && before && after ? uuidOf?.(before[e.to]!) : undefined;
+  // A snip knows what it removed and rewrote: only those are looked at (the rest is the same
+  // objects). With its head in the line, the lines it removed are written as runs (readers
+  // rebuild the lists from them and what it carried from the head).
+  const lines = tailFrom !== undefined && e.kind === "snip" ? lineOf(t, s.origins) : undefined;
+  const what = !before || !after ? {} : e.kind === "snip" ? ((lines && snipLines(before, e.from, e.to, lines)) ?? snipDetails(before, after, e.from, e.to, uuidOf)) : boundaryDetails(before, after, uuidOf);
   const resume = tailFrom !== undefined && e.kind === "snip" ? { head: sent!.slice(0, e.from), tail_from: tailFrom } : {};
   // Snips are frequent: the whole ledger goes on summaries' boundaries and in the engine's state, not on each snip's.
   const { ledger: _ledger, ...details } = e as SnipEvent;

@@ -4,6 +4,7 @@
 // every line it took out of the context and each removed result points at the line holding it.
 // (Before, a snip left out every message micro had cleared first: most of them, in a long session.)
 import type { Message } from "../messages/types.ts";
+import type { MessageLine } from "../compaction/state/boundary.ts";
 import type { TranscriptWriter } from "../session/transcript.ts";
 
 /** A rewritten message → the message it replaced, followed back to the one first written (a line). */
@@ -32,5 +33,16 @@ export function lineUuidOf(t: TranscriptWriter | undefined, origins: LineOrigins
     if (own !== undefined) return own;
     const origin = origins.get(m);
     return origin === undefined ? undefined : t.uuidOf!(origin);
+  };
+}
+
+/** The transcript line `m` stands for, where the writer knows it (lineUuidOf's, with the line's place: TranscriptWriter.lineOf). */
+export function lineOf(t: TranscriptWriter, origins: LineOrigins): ((m: Message) => MessageLine | undefined) | undefined {
+  if (!t.lineOf) return undefined;
+  return (m) => {
+    const own = t.lineOf!(m);
+    if (own !== undefined) return own;
+    const origin = origins.get(m);
+    return origin === undefined ? undefined : t.lineOf!(origin);
   };
 }

@@ -3,6 +3,7 @@
 import { readFileSync } from "node:fs";
 import type { Message } from "../messages/types.ts";
 import { type HeadDiffItem, type HeadRef, applyHeadDiff, headDiffProblem } from "./transcript-heads.ts";
+import { type MessageIndex, fullRemoved } from "./transcript-removed.ts";
 import { type BoundaryEntry, type LoadedTranscript, type MessageEntry, RETRACTED_EVENT, type SessionHeader, TORN_TAIL_EVENT, TRANSCRIPT_VERSION, type TranscriptEntry } from "./transcript-format.ts";
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -74,6 +75,12 @@ export interface ParseOptions {
   /** Reads a head the text does not hold (a diff's base before the part parsed), or undefined. */
   readHead?: (ref: HeadRef) => Message[] | undefined;
   /**
+   * The file's text at bytes [at, end), or undefined: a snip boundary's removed lines that were
+   * not parsed before it (./transcript-removed.ts). Without it they are looked for among the
+   * lines parsed so far only.
+   */
+  readBytes?: (at: number, end: number) => string | undefined;
+  /**
    * Given each entry and its line's index (0-based) instead of collecting them in `entries`: a
    * reader that keeps a little of each lets the rest be collected young.
    */
@@ -115,6 +122,9 @@ export function parseLines(lines: readonly string[] | { length: number; at(i: nu
   const heads = opts.heads ?? new Map<string, Message[]>();
   const out: LoadedTranscript = { header: null, entries: [], warnings: [], errors: [] };
   const keep = opts.each ?? ((e: TranscriptEntry) => out.entries.push(e));
+  // The message lines so far, for snip boundaries that name the lines they removed (not kept by a
+  // reader that keeps a little of each entry: it gives their whole form up).
+  const known: MessageIndex | undefined = opts.each ? undefined : { list: [], at: new Map() };
   let pendingBad: { lineNo: number; line: string } | null = null;
   const flushBad = (asTorn: boolean) => {
     if (!pendingBad) return;
@@ -174,6 +184,12 @@ export function parseLines(lines: readonly string[] | { length: number; at(i: nu
         if (dropped > 0) out.warnings.push(`${source}:${lineNo}: ${dropped} content block(s) that were not objects left out`);
         const missing = value.type === "boundary" ? fullHead(value, opts, heads) : null;
         if (missing !== null) out.warnings.push(`${source}:${lineNo}: this snip boundary's head is a diff against head ${JSON.stringify(missing)}, not found; kept as a record only`);
+        const lost = value.type === "boundary" ? fullRemoved(value, known, opts.readBytes) : null;
+        if (lost !== null) out.warnings.push(`${source}:${lineNo}: ${lost}`);
+        if (known && value.type === "message") {
+          known.at.set(value.uuid as string, known.list.length);
+          known.list.push({ uuid: value.uuid as string, message: value.message as Message });
+        }
         keep(value as TranscriptEntry, i);
         break;
       }
@@ -195,13 +211,14 @@ export function parseLines(lines: readonly string[] | { length: number; at(i: nu
  * cannot be read at all.
  */
 export function loadTranscript(path: string): LoadedTranscript {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = readFileSync(path, "utf8");
+    bytes = readFileSync(path);
   } catch (err) {
     throw unreadable(path, err);
   }
-  return parseTranscript(text, path);
+  // A snip boundary's removed lines are found among the lines before it, or (a file damaged there) at the bytes it names.
+  return parseTranscript(bytes.toString("utf8"), path, { readBytes: (at, end) => (end <= bytes.length ? bytes.toString("utf8", at, end) : undefined) });
 }
 
 /** The one-line error for a transcript that cannot be opened or read. */

@@ -10,6 +10,7 @@ import type { Message } from "../messages/types.ts";
 import type { BoundaryEntry, LoadedTranscript } from "./transcript-format.ts";
 import type { HeadRef } from "./transcript-heads.ts";
 import { readAt } from "./transcript-scan.ts";
+import { readRange } from "./appended.ts";
 import { parseTranscript, unreadable } from "./transcript-read.ts";
 
 const CHUNK = 1 << 20;
@@ -68,7 +69,9 @@ export function loadTranscriptTail(path: string): LoadedTranscript & { from: num
       lost ||= !base;
       return base;
     };
-    const rest = parseTranscript(tail.toString("utf8"), `${path} (from byte ${start})`, { readHead });
+    // A snip boundary's removed lines before `start` are read where it says they are.
+    const readBytes = (at: number, end: number) => (end <= size ? readRange(fd, at, end).toString("utf8") : undefined);
+    const rest = parseTranscript(tail.toString("utf8"), `${path} (from byte ${start})`, { readHead, readBytes });
     if (lost) {
       const whole = Buffer.alloc(size);
       readAll(fd, whole, 0);

@@ -21,6 +21,7 @@ import { dirname } from "node:path";
 import type { Message } from "../messages/types.ts";
 import { LetheInputError, checkMessage } from "../messages/input.ts";
 import { thrownText } from "../messages/input-values.ts";
+import type { MessageLine } from "../compaction/state/boundary.ts";
 import { headSharer } from "./transcript-heads.ts";
 import { type BoundaryEntry, type EventEntry, type MessageEntry, type SessionHeader, TORN_TAIL_EVENT, TRANSCRIPT_VERSION, type TranscriptEntry, type TranscriptLine } from "./transcript-format.ts";
 
@@ -57,6 +58,12 @@ export interface TranscriptWriter {
   appendMessage(message: Message, opts?: { uuid?: string; ts?: string }): MessageEntry;
   /** The uuid a message was appended under (this writer, this process), so a boundary can name what it removed. */
   uuidOf?(message: Message): string | undefined;
+  /**
+   * The line a message was appended as by this writer (uuid, its place among the message lines
+   * it wrote, its bytes in the file): a snip's boundary then names the lines it removed as runs
+   * (RemovedLines), which readers expand. A writer without it gets every uuid and result listed.
+   */
+  lineOf?(message: Message): MessageLine | undefined;
   /**
    * Entries read back from this transcript (a resumed session's, loadTranscript's): uuidOf knows
    * their message objects from now on, so a boundary that later removes one of them names its line.
@@ -223,8 +230,10 @@ export function openTranscript(path: string, opts: OpenTranscriptOptions = {}): 
     write(header);
   }
 
-  // Message object → its line's uuid (weakly: a message nobody holds any more is forgotten).
+  // Message object → its line's uuid (weakly: a message nobody holds any more is forgotten), and
+  // for the lines this writer wrote, where they are (lineOf).
   const uuids = new WeakMap<object, string>();
+  const lines = new WeakMap<object, MessageLine>();
   // Snip heads: each written once, later ones as a diff against it (./transcript-heads.ts).
   const heads = headSharer();
   // Message lines this writer has written (the first HEAD_MESSAGES keep their JSON, above).
@@ -245,18 +254,17 @@ export function openTranscript(path: string, opts: OpenTranscriptOptions = {}): 
       // The first messages are the context's head until a summary: their JSON is kept for the
       // snip boundaries that write that head (the first in full), and written here from it.
       const json = written < HEAD_MESSAGES ? serializeWith(entry, () => heads.messageJson(message)) : undefined;
-      if (json === undefined) write(entry);
-      else {
-        const { message: _m, ...line } = entry;
-        writeLine(serializeEntryWith(line as TranscriptLine, [["message", json]]));
+      const { message: _m, ...line } = entry;
+      const at = writeLine(json === undefined ? serializeEntry(entry) : serializeEntryWith(line as TranscriptLine, [["message", json]]), true);
+      if (typeof message === "object" && message !== null) {
+        uuids.set(message, entry.uuid);
+        if (end >= 0) lines.set(message, { uuid: entry.uuid, ord: written, at, end });
       }
       written++;
-      if (typeof message === "object" && message !== null) uuids.set(message, entry.uuid);
       return entry;
     },
-    uuidOf(message) {
-      return uuids.get(message);
-    },
+    uuidOf: (message) => uuids.get(message),
+    lineOf: (message) => lines.get(message),
     adoptLines(entries) {
       adoptLines(uuids, entries);
     },

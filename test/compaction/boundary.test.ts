@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { boundaryDetails, snipDetails } from "../../src/compaction/state/boundary.ts";
+import { type MessageLine, boundaryDetails, expandRemoved, headCarried, snipDetails, snipLines } from "../../src/compaction/state/boundary.ts";
 import { parseLedger, renderLedger } from "../../src/compaction/state/ledger.ts";
 import { persistedMarker, snipBoundary } from "../../src/compaction/layers/markers.ts";
 import { latestRequest, persisted, restoredFile, tagOf, ledgerTag, userMessage } from "../../src/compaction/state/tags.ts";
@@ -125,6 +125,59 @@ test("snipDetails, given what a snip removed and rewrote, records what boundaryD
     { numRuns: 2_000 },
   );
   assert.ok(fast > 100, `${fast} cases with removed results`);
+});
+
+test("a snip's removed lines, as its boundary line writes them (runs of transcript lines), read back as what boundaryDetails records: every uuid and result, where each is kept, and what the head carried", () => {
+  let compact = 0, split = 0, saved = 0;
+  fc.assert(
+    fc.property(fc.array(message, { minLength: 2, maxLength: 14 }), fc.nat(), fc.nat(), fc.array(block, { maxLength: 4 }), fc.array(fc.nat({ max: 9 }), { maxLength: 14 }), fc.nat({ max: 7 }), (raw, a, b, added, gaps, unknown) => {
+      const before = repair(raw).history;
+      const heads = before.flatMap((m, i) => (m.role === "user" && i + 1 < before.length ? [i + 1] : []));
+      if (heads.length === 0) return;
+      const from = heads[a % heads.length]!;
+      const tails = before.flatMap((m, i) => (i > from && m.role === "assistant" ? [i] : []));
+      if (tails.length === 0) return;
+      const to = tails[b % tails.length]!;
+      // Snip adds text (its note, what it carries) to the message it rewrites, never a call or a result.
+      const last = before[from - 1]!;
+      const bounded: Message = { ...last, content: [...(typeof last.content === "string" ? [{ type: "text" as const, text: last.content }] : last.content), ...added.filter((k) => k.type === "text")] } as Message;
+      const after = [...before.slice(0, from - 1), bounded, ...before.slice(to)];
+      // The transcript: each message a line, in order, with now and then other lines (not messages
+      // of this context) between them, now and then one the writer does not know, and now and then
+      // two written in the other order (a host that reordered its list).
+      const file: { uuid: string; message: Message; line: MessageLine }[] = [];
+      let ord = 0, at = 0;
+      const order = before.map((_, i) => i);
+      if (unknown === 1 && to - from >= 2) [order[from], order[from + 1]] = [from + 1, from];
+      order.forEach((i) => {
+        const m = before[i]!;
+        for (let g = 0; g < (gaps[i] ?? 0) % 3; g++) file.push({ uuid: `x${i}.${g}`, message: { role: "user", content: "other" }, line: { uuid: `x${i}.${g}`, ord: ord++, at, end: (at += 10) } });
+        file.push({ uuid: `u${i}`, message: m, line: { uuid: `u${i}`, ord: ord++, at, end: (at += 10) } });
+      });
+      const byMessage = new Map(file.map((f) => [f.message, f.line]));
+      const lineOf = (m: Message) => (unknown === 0 && m === before[to - 1] ? undefined : byMessage.get(m));
+      const uuidOf = (m: Message) => byMessage.get(m)?.uuid;
+      const expected = boundaryDetails(before, after, uuidOf);
+      const d = snipLines(before, from, to, lineOf);
+      if (!d) {
+        assert.ok(unknown === 0 || (typeof last.content !== "string" && last.content.some((k) => k.type === "tool_use")), "runs unless a removed message has no line (or the rewritten one holds a call)");
+        assert.deepEqual(snipDetails(before, after, from, to, uuidOf), expected);
+        return;
+      }
+      compact++;
+      if (d.removed.lines.length > 1) split++;
+      if (d.removed.persisted) saved++;
+      // A reader: each run's lines from the file, first to last, in order.
+      const lines = d.removed.lines.flatMap((run) => {
+        const i = file.findIndex((f) => f.uuid === run.first), j = file.findIndex((f) => f.uuid === run.last);
+        assert.ok(i >= 0 && j >= i && file[i]!.line.at === run.at && file[j]!.line.end === run.end, "a run names its first and last line and their bytes");
+        return file.slice(i, j + 1);
+      });
+      assert.deepEqual({ removed: expandRemoved(d.removed, lines), carried: headCarried(after.slice(0, from)) }, expected);
+    }),
+    { numRuns: 3_000 },
+  );
+  assert.ok(compact > 200 && split > 30 && saved > 10, `compact ${compact}, split into runs ${split}, with results in files ${saved}`);
 });
 
 test("snipDetails looks at the removed part and the rewritten message only", () => {

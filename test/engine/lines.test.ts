@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createEngine } from "../../src/engine/index.ts";
@@ -25,6 +25,13 @@ function resultsByLine(lines: Line[]): Map<string, Set<string>> {
     by.set(l.uuid, new Set(l.message!.content.flatMap((b) => (b.type === "tool_result" ? [b.tool_use_id] : []))));
   }
   return by;
+}
+
+/** The transcript's entries as a reader gets them (snip boundaries' removed lines given back whole), none of it lost. */
+function readBack(dir: string): Line[] {
+  const t = loadTranscript(join(dir, "transcript.jsonl"));
+  assert.deepEqual([t.warnings, t.errors], [[], []]);
+  return t.entries as Line[];
 }
 
 /** A temp session folder with a transcript and an engine (32k window, the digest as summarizer; `opts` added, `sessionDir: true` for the folder) on it, removed after `body`. */
@@ -57,7 +64,7 @@ test("a boundary names the transcript line of every message it removed, those bu
     kinds.push(...(await engine.compact(host)).events.map((e) => e.kind));
     for (const kind of ["budget", "micro", "snip", "manual"]) assert.ok(kinds.includes(kind), `the session ${kind}s (${[...new Set(kinds)].join(", ")})`);
 
-    const lines = readFileSync(join(dir, "transcript.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Line);
+    const lines = readBack(dir);
     const byLine = resultsByLine(lines);
     let named = 0;
     for (const b of lines) {
@@ -85,7 +92,7 @@ test("after the reactive path cut results in place (the provider refused the pro
     const r = await engine.recover(host, new ModelError("prompt_too_long", "prompt is too long: 30000 tokens > 24000 maximum", { actualTokens: 30_000, limitTokens: 24_000 }));
     const kinds = r.events.map((e) => e.kind);
     assert.ok(kinds.includes("budget") && kinds.includes("reactive"), `results cut, then summarised (${kinds.join(", ")})`);
-    const lines = readFileSync(join(dir, "transcript.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Line);
+    const lines = readBack(dir);
     const byLine = resultsByLine(lines);
     const summary = lines.find((l) => l.type === "boundary" && l.kind === "reactive");
     assert.ok(summary?.removed && summary.removed.tool_results.length > 0, "the summary removed results");
@@ -115,8 +122,8 @@ test("a resumed session's boundaries name the lines of the messages it read back
     const resumed = resumeContext(entries);
     assert.ok(resumed.length >= 12, "the rounds before the resume are in the context");
     await run(resumed, 6, 40, new Set(resumed), entries);
-    const lines = readFileSync(path, "utf8").trim().split("\n").map((l) => JSON.parse(l) as Line);
-    const before = new Set(lines.slice(0, 14).flatMap((l) => (l.type === "message" ? [l.uuid!] : [])));
+    const lines = loadTranscript(path).entries as Line[];
+    const before = new Set(lines.slice(0, 13).flatMap((l) => (l.type === "message" ? [l.uuid!] : [])));
     const snips = lines.filter((l) => l.type === "boundary" && l.kind === "snip");
     assert.ok(snips.length > 0, "the resumed session snips");
     const named = new Set(snips.flatMap((b) => b.removed!.uuids));
@@ -138,7 +145,7 @@ test("when budget and snip act in the same request, the snip's boundary lists wh
     const r = await engine.beforeRequest(host);
     const snip = r.events.find((e) => e.kind === "snip");
     assert.ok(snip && r.events.some((e) => e.kind === "budget"), `budget and snip both acted (${r.events.map((e) => e.kind).join(", ")})`);
-    const lines = readFileSync(join(dir, "transcript.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Line);
+    const lines = readBack(dir);
     const boundary = lines.find((l) => l.type === "boundary" && l.kind === "snip")!;
     const bigLine = lines.find((l) => l.type === "message" && JSON.stringify(l.message).includes("toolu_big") && l.message!.role === "user")!.uuid!;
     assert.ok(!boundary.removed!.uuids.includes(bigLine), "the result budget moved is still in the context: not listed as removed");

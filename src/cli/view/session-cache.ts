@@ -110,7 +110,9 @@ export class SessionCache {
     if (last > start) {
       const at = this.spans[2 * start]!;
       const text = readFileRange(this.path, at, this.spans[2 * last - 1]!).toString("utf8");
-      const entries: TranscriptEntry[] = parseTranscript(text, this.path, { heads: this.heads }).entries;
+      // A snip boundary's removed lines, on earlier pages, are read where it says they are.
+      const readBytes = (from: number, to: number) => readFileRange(this.path, from, to).toString("utf8");
+      const entries: TranscriptEntry[] = parseTranscript(text, this.path, { heads: this.heads, readBytes }).entries;
       for (let k = 0; k < entries.length && start + k < last; k++) {
         const json = JSON.stringify({ i: start + k, ...entries[k] });
         const size = Buffer.byteLength(json) + 1;
