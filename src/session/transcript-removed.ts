@@ -12,7 +12,7 @@ export interface MessageIndex {
   at: Map<string, number>;
 }
 
-/** A run longer than this is not read (a damaged or hostile line would have a reader load the file). */
+/** Runs longer than this in all are not read (a damaged or hostile line would have a reader load the file, or more, run by run). */
 const MAX_RUN_BYTES = 256 << 20;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -22,10 +22,13 @@ const offset = (v: unknown) => Number.isSafeInteger(v) && (v as number) >= 0;
 function removedLinesProblem(r: Record<string, unknown>): string | null {
   if (!Number.isSafeInteger(r.messages) || (r.messages as number) < 0) return "its removed lines have no message count";
   const runs = r.lines as unknown[];
+  let bytes = 0;
   for (const run of runs) {
     if (!isObject(run) || typeof run.first !== "string" || typeof run.last !== "string" || !offset(run.at) || !offset(run.end) || (run.end as number) <= (run.at as number)) return "its removed lines are not runs of {first, last, at, end}";
-    if ((run.end as number) - (run.at as number) > MAX_RUN_BYTES) return "a run of its removed lines is longer than a reader reads";
+    bytes += (run.end as number) - (run.at as number);
   }
+  if (bytes > MAX_RUN_BYTES) return "its removed lines are longer than a reader reads";
+  if (runs.length > (r.messages as number)) return "its removed lines are more runs than messages";
   if (r.persisted !== undefined && !(Array.isArray(r.persisted) && r.persisted.every((p) => isObject(p) && typeof p.tool_use_id === "string" && typeof p.full_text === "string"))) return "its removed results' places are not a list of {tool_use_id, full_text}";
   return null;
 }

@@ -94,6 +94,8 @@ test("a snip line with damaged or hostile runs is kept as written with a warning
       [{ messages: 2, lines: [{ first: "a", last: "b", at: -1, end: 5 }] }, /not runs/],
       [{ messages: 2, lines: [{ first: "a", last: "b", at: 5, end: 5 }] }, /not runs/],
       [{ messages: 2, lines: [{ first: "a", last: "b", at: 0, end: 2 ** 40 }] }, /longer than a reader reads/],
+      [{ messages: 3, lines: [0, 1, 2].map(() => ({ first: "a", last: "b", at: 0, end: 2 ** 27 })) }, /longer than a reader reads/],
+      [{ messages: 1, lines: [{ first: "a", last: "a", at, end: at + 5 }, { first: "b", last: "b", at, end: at + 5 }] }, /more runs than messages/],
       [{ messages: "2", lines: [] }, /no message count/],
       [{ messages: 2, lines: [{ first: "x", last: "y", at, end: at + 40 }] }, /not where it says/],
       [{ messages: 5, lines: [{ first: "a", last: "b", at, end: at + 10 }] }, /hold 2 messages, not 5/],
@@ -121,6 +123,13 @@ test("a snip line with damaged or hostile runs is kept as written with a warning
       const part = parseTranscript(snip(removed));
       assert.equal(part.warnings.filter((w) => /not where it says|hold 2/.test(w)).length, 0);
     }
+    // A head read back may hold a text block without a string: it carries nothing, and nothing throws.
+    const path = join(dir, "t.jsonl");
+    const odd = JSON.stringify({ type: "boundary", ts: "t", kind: "snip", tokens_before: 10, tokens_after: 5, removed: { messages: 2, lines: [{ first: "a", last: "b", at, end: at + 10 }] }, head: [{ role: "user", content: [{ type: "text", text: 5 }, { type: "text", text: "<lethe-todos>\n- [ ] x\n</lethe-todos>" }] }], tail_from: "c" });
+    writeFileSync(path, [...head, odd, ""].join("\n"));
+    const t = loadTranscript(path);
+    const b = t.entries.find((e) => e.type === "boundary") as BoundaryEntry;
+    assert.deepEqual([t.warnings, (b.carried as { todos: boolean }).todos, (b.removed as { uuids: string[] }).uuids], [[], true, ["a", "b"]]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -168,8 +168,9 @@ function persistedOf(removed: readonly Message[]): RemovedLines["persisted"] {
  * call is among them too, each where it is kept now).
  */
 export function expandRemoved(r: RemovedLines, lines: readonly { uuid: string; message: Message }[]): BoundaryDetails["removed"] {
+  // Lines read back may be anything: only string ids and names are taken (a writer's always are).
   const names = new Map<string, string>();
-  for (const l of lines) if (typeof l.message.content !== "string") for (const b of l.message.content) if (b.type === "tool_use") names.set(b.id, b.name);
+  for (const l of lines) if (typeof l.message.content !== "string") for (const b of l.message.content) if (b.type === "tool_use" && typeof b.id === "string" && typeof b.name === "string") names.set(b.id, b.name);
   const held = new Map<string, string>();
   for (const l of lines) if (typeof l.message.content !== "string") for (const b of l.message.content) if (b.type === "tool_result" && names.has(b.tool_use_id)) held.set(b.tool_use_id, l.uuid);
   const where = new Map((r.persisted ?? []).map((p) => [p.tool_use_id, p.full_text]));
@@ -178,9 +179,11 @@ export function expandRemoved(r: RemovedLines, lines: readonly { uuid: string; m
   return { messages: r.messages, uuids: lines.map((l) => l.uuid), tool_results };
 }
 
-/** What a snip carried, from its head (the last message holds its note and what it carries). */
+/** What a snip carried, from its head (the last message holds its note and what it carries; a head read back may hold a text block without a string, which carries nothing). */
 export function headCarried(head: readonly Message[]): BoundaryDetails["carried"] {
-  return carriedBy(head.slice(-1), new Set());
+  const last = head[head.length - 1];
+  const content = !last ? [] : typeof last.content === "string" ? last.content : last.content.filter((b) => b.type !== "text" || typeof b.text === "string");
+  return carriedBy(last ? [{ ...last, content } as Message] : [], new Set());
 }
 
 /** The results in `messages` whose call left the context (`gone`), with where each is kept now. */
