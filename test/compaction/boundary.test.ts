@@ -97,23 +97,31 @@ test("boundaryDetails records what a plain reading of its definition does", () =
   );
 });
 
+/**
+ * A snip of a history as repair leaves it (calls unique and answered, results after their calls),
+ * as the engine's snips see it: cut after a user message and before an assistant one (`a`, `b`
+ * pick where), `added` appended to the message before the cut. Undefined when it has no such cut.
+ */
+function snipCase(raw: Message[], a: number, b: number, added: ContentBlock[]) {
+  const before = repair(raw).history;
+  const heads = before.flatMap((m, i) => (m.role === "user" && i + 1 < before.length ? [i + 1] : []));
+  if (heads.length === 0) return undefined;
+  const from = heads[a % heads.length]!;
+  const tails = before.flatMap((m, i) => (i > from && m.role === "assistant" ? [i] : []));
+  if (tails.length === 0) return undefined;
+  const to = tails[b % tails.length]!;
+  const last = before[from - 1]!;
+  const bounded: Message = { ...last, content: [...(typeof last.content === "string" ? [{ type: "text" as const, text: last.content }] : last.content), ...added] } as Message;
+  return { before, from, to, last, after: [...before.slice(0, from - 1), bounded, ...before.slice(to)] };
+}
+
 test("snipDetails, given what a snip removed and rewrote, records what boundaryDetails does (and falls back to it when the histories are not that shape)", () => {
   let fast = 0;
   fc.assert(
     fc.property(fc.array(message, { minLength: 2, maxLength: 14 }), fc.nat(), fc.nat(), fc.array(block, { maxLength: 4 }), fc.boolean(), fc.nat({ max: 5 }), (raw, a, b, added, withUuids, disturb) => {
-      // A history as repair leaves it (calls unique and answered, results after their calls), as the engine's snips see it.
-      const before = repair(raw).history;
-      if (before.length < 2) return;
-      // Cut where snip cuts: after a user message, before an assistant one.
-      const heads = before.flatMap((m, i) => (m.role === "user" && i + 1 < before.length ? [i + 1] : []));
-      if (heads.length === 0) return;
-      const from = heads[a % heads.length]!;
-      const tails = before.flatMap((m, i) => (i > from && m.role === "assistant" ? [i] : []));
-      if (tails.length === 0) return;
-      const to = tails[b % tails.length]!;
-      const last = before[from - 1]!;
-      const bounded: Message = { ...last, content: [...(typeof last.content === "string" ? [{ type: "text" as const, text: last.content }] : last.content), ...added] } as Message;
-      const after = [...before.slice(0, from - 1), bounded, ...before.slice(to)];
+      const c = snipCase(raw, a, b, added);
+      if (!c) return;
+      const { before, from, to, after } = c;
       // Now and then a history a snip alone would not give: another message replaced too.
       if (disturb === 0 && after.length > 1) after[after.length - 1] = { ...after[after.length - 1]! };
       const uuids = new Map(before.map((m, i) => [m, i % 3 === 0 ? undefined : `u${i}`]));
@@ -131,17 +139,10 @@ test("a snip's removed lines, as its boundary line writes them (runs of transcri
   let compact = 0, split = 0, saved = 0;
   fc.assert(
     fc.property(fc.array(message, { minLength: 2, maxLength: 14 }), fc.nat(), fc.nat(), fc.array(block, { maxLength: 4 }), fc.array(fc.nat({ max: 9 }), { maxLength: 14 }), fc.nat({ max: 7 }), (raw, a, b, added, gaps, unknown) => {
-      const before = repair(raw).history;
-      const heads = before.flatMap((m, i) => (m.role === "user" && i + 1 < before.length ? [i + 1] : []));
-      if (heads.length === 0) return;
-      const from = heads[a % heads.length]!;
-      const tails = before.flatMap((m, i) => (i > from && m.role === "assistant" ? [i] : []));
-      if (tails.length === 0) return;
-      const to = tails[b % tails.length]!;
       // Snip adds text (its note, what it carries) to the message it rewrites, never a call or a result.
-      const last = before[from - 1]!;
-      const bounded: Message = { ...last, content: [...(typeof last.content === "string" ? [{ type: "text" as const, text: last.content }] : last.content), ...added.filter((k) => k.type === "text")] } as Message;
-      const after = [...before.slice(0, from - 1), bounded, ...before.slice(to)];
+      const c = snipCase(raw, a, b, added.filter((k) => k.type === "text"));
+      if (!c) return;
+      const { before, from, to, last, after } = c;
       // The transcript: each message a line, in order, with now and then other lines (not messages
       // of this context) between them, now and then one the writer does not know, and now and then
       // two written in the other order (a host that reordered its list).
