@@ -10,7 +10,6 @@ import type { Message } from "../messages/types.ts";
 import type { BoundaryEntry, LoadedTranscript } from "./transcript-format.ts";
 import type { HeadRef } from "./transcript-heads.ts";
 import { readAt } from "./transcript-scan.ts";
-import { readRange } from "./appended.ts";
 import { parseTranscript, unreadable } from "./transcript-read.ts";
 
 const CHUNK = 1 << 20;
@@ -69,9 +68,9 @@ export function loadTranscriptTail(path: string): LoadedTranscript & { from: num
       lost ||= !base;
       return base;
     };
-    // A snip boundary's removed lines before `start` are read where it says they are.
-    const readBytes = (at: number, end: number) => (end <= size ? readRange(fd, at, end).toString("utf8") : undefined);
-    const rest = parseTranscript(tail.toString("utf8"), `${path} (from byte ${start})`, { readHead, readBytes });
+    // A snip boundary's removed lines (before `start`) are not read: a resume needs its head only,
+    // and they can be megabytes. Its `removed` stays as the runs it was written as.
+    const rest = parseTranscript(tail.toString("utf8"), `${path} (from byte ${start})`, { readHead });
     if (lost) {
       const whole = Buffer.alloc(size);
       readAll(fd, whole, 0);

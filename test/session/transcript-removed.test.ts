@@ -37,7 +37,7 @@ async function session(path: string, whole: boolean): Promise<void> {
 const snipsOf = (entries: readonly unknown[], dir: string) =>
   JSON.parse(JSON.stringify((entries as BoundaryEntry[]).filter((e) => e.type === "boundary" && e.kind === "snip").map((b) => ({ removed: b.removed, carried: b.carried }))).replaceAll(dir, "<dir>")) as { removed: unknown; carried: unknown }[];
 
-test("a snip's boundary line names the lines it removed as runs; loading, resuming from the tail and the viewer's pages each give back the whole form, as a writer listing everything wrote it", async () => {
+test("a snip's boundary line names the lines it removed as runs; loading and the viewer's pages give back the whole form, as a writer listing everything wrote it, and a resume from the tail reads none of them", async () => {
   const dir = mkdtempSync(join(tmpdir(), "lethe-removed-"));
   try {
     const runs = join(dir, "runs", "transcript.jsonl");
@@ -60,12 +60,13 @@ test("a snip's boundary line names the lines it removed as runs; loading, resumi
     const bytes = (p: string) => raw(p).reduce((a, l) => a + l.length, 0);
     assert.ok(bytes(runs) < 0.8 * bytes(lists), `snip lines ${bytes(runs)} bytes against ${bytes(lists)}`);
 
-    // Resuming reads the tail only: the runs before it are read where they are.
+    // Resuming reads the tail only, and not the lines a snip there removed (it needs the head):
+    // its boundary keeps the runs, and the context is the same.
     const tail = loadTranscriptTail(runs);
     assert.ok(tail.from > 0, "the resume reads from the last snip on");
     const fromTail = snipsOf(tail.entries, join(dir, "runs"));
-    assert.ok(fromTail.length >= 1);
-    assert.deepEqual(fromTail, expected.slice(-fromTail.length));
+    assert.ok(fromTail.length >= 1 && fromTail.every((s) => Array.isArray((s.removed as { lines?: unknown }).lines)), "runs, as written");
+    assert.deepEqual(tail.warnings, []);
     assert.deepEqual(resumeContext(tail.entries), resumeContext(loaded.entries));
 
     // The viewer parses each page on its own.
