@@ -40,7 +40,11 @@ function fromIndex(known: MessageIndex | undefined, run: LineRun): MessageIndex[
   return i === undefined || j === undefined || j < i ? undefined : known!.list.slice(i, j + 1);
 }
 
-/** The run's lines read from the file, if the bytes it names hold them (first and last its uuids). */
+/**
+ * The run's lines read from the file, if the bytes it names hold them (first and last its uuids;
+ * the caller checks their count). A line that is not a message, or not whole (a write a crash
+ * cut short, never acknowledged), is passed over, as a parse passes it over.
+ */
 function fromBytes(text: string | undefined, run: LineRun): MessageIndex["list"] | undefined {
   if (text === undefined) return undefined;
   const list: MessageIndex["list"] = [];
@@ -50,11 +54,11 @@ function fromBytes(text: string | undefined, run: LineRun): MessageIndex["list"]
     try {
       v = JSON.parse(line);
     } catch {
-      return undefined;
+      continue;
     }
     const e = v as { uuid?: unknown; message?: unknown };
     const m = e.message as { role?: unknown; content?: unknown } | undefined;
-    if (typeof e.uuid !== "string" || !isObject(m) || (m.role !== "user" && m.role !== "assistant") || !(typeof m.content === "string" || Array.isArray(m.content))) return undefined;
+    if (typeof e.uuid !== "string" || !isObject(m) || (m.role !== "user" && m.role !== "assistant") || !(typeof m.content === "string" || Array.isArray(m.content))) continue;
     if (Array.isArray(m.content)) m.content = m.content.filter(isObject);
     list.push({ uuid: e.uuid, message: m as unknown as Message });
   }

@@ -124,6 +124,19 @@ test("a snip line with damaged or hostile runs is kept as written with a warning
       const part = parseTranscript(snip(removed));
       assert.equal(part.warnings.filter((w) => /not where it says|hold 2/.test(w)).length, 0);
     }
+    // A run read from the file past a line a crash cut short (a failed write, then the writer's
+    // torn-tail note): the fragment is passed over, as a parse passes it over.
+    {
+      const torn = '{"type":"message","uuid":"z","ts":"t","message":{"ro';
+      const note = JSON.stringify({ type: "event", ts: "t", name: "torn-tail" });
+      const lines = [head[0]!, head[1]!, torn, note, head[2]!, head[3]!];
+      const text = `${lines.join("\n")}\n`;
+      const from = lines[0]!.length + 1, to = lines.slice(0, 5).join("\n").length + 1;
+      const bytes = Buffer.from(text);
+      const line = snip({ messages: 2, lines: [{ first: "a", last: "b", at: from, end: to }] });
+      const t = parseTranscript(line, "page", { readBytes: (at, end) => bytes.toString("utf8", at, end) });
+      assert.deepEqual([t.warnings, ((t.entries[0] as BoundaryEntry).removed as { uuids: string[] }).uuids], [[], ["a", "b"]]);
+    }
     // A head read back may hold a text block without a string: it carries nothing, and nothing throws.
     const path = join(dir, "t.jsonl");
     const odd = JSON.stringify({ type: "boundary", ts: "t", kind: "snip", tokens_before: 10, tokens_after: 5, removed: { messages: 2, lines: [{ first: "a", last: "b", at, end: at + 10 }] }, head: [{ role: "user", content: [{ type: "text", text: 5 }, { type: "text", text: "<lethe-todos>\n- [ ] x\n</lethe-todos>" }] }], tail_from: "c" });
