@@ -164,7 +164,9 @@ export function notes(args: { corpus: string; policies: readonly Policy[]; resul
       "per window, per policy, per session the policy keeps its own live context: new user message(s) appended, the policy prepares, the prepared (or rebuilt) history is sent and becomes the live context, the recorded reply is appended, and the policy is told the reported usage (exact input tokens of the request + exact tokens of the reply as output)",
     max_output_tokens: "min(32000, window / 4): 8k at 32k, 16k at 64k, 32k at 200k",
     prepare_ms:
-      `performance.now() around the policy's per-request work only (its layers, its token counting, its threshold check, and at a summary compaction building the summary request and the rebuilt history; lethe: engine.beforeRequest including its repair/validate and its file writes; seed: its whole prepare, transcript and tool-result file writes included, as the course does them), MINUS the time spent inside the summary model stand-in (the digest and its pricing: in production that is a model call; total per pass in detail[].summary_standin_ms). For lethe the digest runs behind a ModelClient handed to the engine, so the subtraction is exactly the model call. Exact counting, invariant checks, retention and pricing are not timed. Each window/policy pass is replayed ${result.repeat} times with identical inputs, paths and results (detail[].repetitions_identical), the policies interleaved (repetition 1 of every policy, then repetition 2, …) so that load from other processes falls on all of them alike; a request's prepare_ms is its minimum over the repetitions, which removes pauses that do not belong to the request (descheduled vCPU, see machine_jitter; other processes on this 2-core machine; GC pauses triggered by earlier allocations). p50/p99: nearest rank over all requests of all sessions at that window. Single-pass p50/p99 (first repetition alone) are in detail[]`,
+      `performance.now() around the policy's per-request work only (its layers, its token counting, its threshold check, and at a summary compaction building the summary request and the rebuilt history; lethe: engine.beforeRequest including its repair/validate and its file writes (tool results moved to files; the cheap layers' boundary lines are written once the request is out, in observe here: timed as after_ms); seed: its whole prepare, transcript and tool-result file writes included, as the course does them), MINUS the time spent inside the summary model stand-in (the digest and its pricing: in production that is a model call; total per pass in detail[].summary_standin_ms). For lethe the digest runs behind a ModelClient handed to the engine, so the subtraction is exactly the model call. Exact counting, invariant checks, retention and pricing are not timed. Each window/policy pass is replayed ${result.repeat} times with identical inputs, paths and results (detail[].repetitions_identical), the policies interleaved (repetition 1 of every policy, then repetition 2, …) so that load from other processes falls on all of them alike; a request's prepare_ms is its minimum over the repetitions, which removes pauses that do not belong to the request (descheduled vCPU, see machine_jitter; other processes on this 2-core machine; GC pauses triggered by earlier allocations). p50/p99: nearest rank over all requests of all sessions at that window. Single-pass p50/p99 (first repetition alone) are in detail[]`,
+    after_ms:
+      "performance.now() around the policy's observe after each request (lethe: the reply appended to the transcript, with the boundary lines its cheap layers left for after the send, and engine.observe), untimed in prepare_ms: in production it runs while the request is on its way or after the reply. detail[].after_ms_p50/p99, and prepare_and_after_ms_p99 (the two summed per request, minimum over repetitions)",
     machine_jitter: { ...args.jitter, how: "a thread spinning on performance.now() for 1 s before the replay: gaps > 0.2 ms between two reads are time the machine took away from it" },
     warmup: `before each window's passes, per policy, one untimed replay of the longest session (${result.warmup.session ?? "none"}) so JIT warm-up does not pollute p99`,
     tokens:
@@ -191,7 +193,7 @@ function detail(result: ReplayResult, window: number, policy: string) {
 }
 
 function table(result: ReplayResult): string {
-  const head = ["window", "policy", "requests", "over_win", "violations", "summaries", "p50 ms", "p99 ms", "p99 1-pass", "input tokens", "cost $", "latest %", "user msgs %", "modified %", "read %", "commands %"];
+  const head = ["window", "policy", "requests", "over_win", "violations", "summaries", "p50 ms", "p99 ms", "p99 1-pass", "after p99", "input tokens", "cost $", "latest %", "user msgs %", "modified %", "read %", "commands %"];
   const rows: string[][] = [];
   for (const run of result.runs) {
     for (const [name, m] of Object.entries(run.policies)) {
@@ -205,6 +207,7 @@ function table(result: ReplayResult): string {
         m.prepare_ms_p50.toFixed(3),
         m.prepare_ms_p99.toFixed(3),
         (detail(result, run.window, name)?.prepare_ms_p99_single_pass ?? 0).toFixed(3),
+        (detail(result, run.window, name)?.after_ms_p99 ?? 0).toFixed(3),
         m.input_tokens_total.toLocaleString("en-US"),
         m.cost_usd.toFixed(2),
         ...RETENTION_KEYS.map((k) => (m.retention ? (m.retention[k] === null ? "n/a" : m.retention[k]!.toFixed(1)) : "-")),

@@ -75,6 +75,11 @@ export interface RequestInfo {
   /** Messages in the live context handed to the policy. */
   messages: number;
   ms: number;
+  /**
+   * The policy's work after the request is sent (untimed in prepare_ms): observe, with what the
+   * policy left for then (lethe: the cheap layers' boundary lines, written once the request is out).
+   */
+  after: number;
   /** Layers that changed something ("refused:<Error>": the policy refused to send). */
   acted: string[];
   /** Tokens of the request, and how many of them were a cache read (the rest a cache write). */
@@ -88,6 +93,10 @@ export interface PolicyDetail {
   /** p50/p99 of the first repetition alone (no minimum over repetitions). */
   prepare_ms_p50_single_pass: number;
   prepare_ms_p99_single_pass: number;
+  /** The work after the send (RequestInfo.after), and prepare plus it, per request (minimum over repetitions). */
+  after_ms_p50: number;
+  after_ms_p99: number;
+  prepare_and_after_ms_p99: number;
   /** Every repetition produced the same tokens, costs and counts. */
   repetitions_identical: boolean;
   peak_input_tokens: number;
@@ -223,6 +232,9 @@ function newAcc(): Acc {
       prepare_ms_max: 0,
       prepare_ms_p50_single_pass: 0,
       prepare_ms_p99_single_pass: 0,
+      after_ms_p50: 0,
+      after_ms_p99: 0,
+      prepare_and_after_ms_p99: 0,
       repetitions_identical: true,
       peak_input_tokens: 0,
       cache_read_tokens: 0,
@@ -434,7 +446,7 @@ export async function replaySession(policy: Policy, session: Session, window: Wi
     s.prepare_ms_max = Math.max(s.prepare_ms_max, ms);
 
     if (acc) {
-      const info: RequestInfo = { session: session.id, request: index, messages: live.length, ms, acted: prepared?.acted ?? [`refused:${refused!.constructor.name}`], input, cacheRead: read };
+      const info: RequestInfo = { session: session.id, request: index, messages: live.length, ms, after: 0, acted: prepared?.acted ?? [`refused:${refused!.constructor.name}`], input, cacheRead: read };
       acc.reqs.push(info);
       acc.d.cache_read_tokens += read;
       acc.d.cache_write_tokens += input - read;
@@ -445,7 +457,9 @@ export async function replaySession(policy: Policy, session: Session, window: Wi
       ctx.onRequest?.({ ...info, window: window.contextWindow, policy: policy.name, repetition: ctx.repetition, t0 });
     }
 
+    const t1 = performance.now();
     run.observe(request, reply, { input_tokens: input, output_tokens: output });
+    if (acc) acc.reqs[acc.reqs.length - 1]!.after = performance.now() - t1;
     prev = request;
     live = request.concat([reply]);
     files.add(reply);
@@ -482,9 +496,19 @@ function finish(accs: Acc[], keepSlowest: number): Acc {
   acc.d.prepare_ms_p99_single_pass = round(percentile(single, 99), 4);
   const fp = fingerprint(acc);
   acc.d.repetitions_identical = accs.every((a) => a.reqs.length === acc.reqs.length && fingerprint(a) === fp);
+  const total = acc.reqs.map((r) => r.ms + r.after);
   acc.reqs.forEach((r, i) => {
-    for (const a of accs) r.ms = Math.min(r.ms, a.reqs[i]?.ms ?? Infinity);
+    for (const a of accs) {
+      const o = a.reqs[i];
+      r.ms = Math.min(r.ms, o?.ms ?? Infinity);
+      r.after = Math.min(r.after, o?.after ?? Infinity);
+      total[i] = Math.min(total[i]!, o ? o.ms + o.after : Infinity);
+    }
   });
+  const afters = Float64Array.from(acc.reqs, (r) => r.after).sort();
+  acc.d.after_ms_p50 = round(percentile(afters, 50), 4);
+  acc.d.after_ms_p99 = round(percentile(afters, 99), 4);
+  acc.d.prepare_and_after_ms_p99 = round(percentile(Float64Array.from(total).sort(), 99), 4);
   for (const s of Object.values(acc.sessions)) s.prepare_ms_max = 0;
   for (const r of acc.reqs) {
     const s = acc.sessions[r.session]!;
@@ -509,7 +533,7 @@ function finish(accs: Acc[], keepSlowest: number): Acc {
     .slice()
     .sort((a, b) => b.ms - a.ms)
     .slice(0, keepSlowest)
-    .map((r) => ({ ...r, ms: round(r.ms, 4) }));
+    .map((r) => ({ ...r, ms: round(r.ms, 4), after: round(r.after, 4) }));
   for (const s of Object.values(acc.sessions)) {
     s.cost_usd = round(s.cost_usd, 4);
     s.summary_cost_usd = round(s.summary_cost_usd, 4);

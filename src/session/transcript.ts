@@ -71,6 +71,14 @@ export interface TranscriptWriter {
   adoptLines?(entries: readonly TranscriptEntry[]): void;
   /** Appends a compaction boundary (ts filled in unless given) and returns it. */
   appendBoundary(boundary: Omit<BoundaryEntry, "type" | "ts"> & { ts?: string }): BoundaryEntry;
+  /**
+   * Runs `write` (which appends lines through this writer) later: before the next line anything
+   * else appends, at close, or when the event loop next turns (while the request it follows is on
+   * its way), whichever comes first, so lines stay in order. A cheap layer's boundary line is a
+   * record, not context: the engine hands it here so that writing it does not delay the request.
+   * An error it throws is thrown by the next append or close. A writer without it is called now.
+   */
+  defer?(write: () => void): void;
   /** Appends a free-form event and returns it. */
   appendEvent(name: string, data?: Record<string, unknown>): EventEntry;
   close(): void;
@@ -139,6 +147,50 @@ function writeAll(fd: number, text: string): number {
 }
 
 /**
+ * Lines a writer was asked to write later (TranscriptWriter.defer), in order: `settle` writes them
+ * (the writer calls it before each line and at close) and then throws the first error one threw,
+ * here or on a turn of the event loop that wrote them with nobody to throw to.
+ */
+function deferredLines(): { defer(write: () => void): void; settle(): void } {
+  let deferred: (() => void)[] = [];
+  let failed: { error: unknown } | undefined;
+  let settling = false;
+  const run = (): void => {
+    // A deferred write appends through the writer, which settles first: not again from inside.
+    if (settling || deferred.length === 0) return;
+    settling = true;
+    try {
+      while (deferred.length > 0) {
+        const todo = deferred;
+        deferred = [];
+        for (const write of todo) {
+          try {
+            write();
+          } catch (error) {
+            failed ??= { error };
+          }
+        }
+      }
+    } finally {
+      settling = false;
+    }
+  };
+  return {
+    defer(write) {
+      if (deferred.length === 0) setImmediate(run);
+      deferred.push(write);
+    },
+    settle() {
+      if (settling) return;
+      run();
+      const f = failed;
+      failed = undefined;
+      if (f) throw f.error;
+    },
+  };
+}
+
+/**
  * Opens (creating it and its folder if needed) a transcript for appending.
  * A new or empty file gets `opts.header` as its first line.
  */
@@ -159,6 +211,12 @@ function headerVersion(fd: number): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** A new transcript's first line. */
+function sessionHeader(init: TranscriptHeaderInit, iso: () => string): SessionHeader {
+  const { id, cwd, model, created, ...extra } = init;
+  return { type: "session", id, created: created ?? iso(), cwd, ...(model !== undefined ? { model } : {}), version: TRANSCRIPT_VERSION, ...extra };
 }
 
 /** Opens (or creates) a transcript for appending; refuses a file written by a newer format (TranscriptVersionError). */
@@ -216,19 +274,7 @@ export function openTranscript(path: string, opts: OpenTranscriptOptions = {}): 
     return at;
   };
 
-  if (size === 0 && opts.header) {
-    const { id, cwd, model, created, ...extra } = opts.header;
-    const header: SessionHeader = {
-      type: "session",
-      id,
-      created: created ?? iso(),
-      cwd,
-      ...(model !== undefined ? { model } : {}),
-      version: TRANSCRIPT_VERSION,
-      ...extra,
-    };
-    write(header);
-  }
+  if (size === 0 && opts.header) write(sessionHeader(opts.header, iso));
 
   // Message object → its line's uuid (weakly: a message nobody holds any more is forgotten), and
   // for the lines this writer wrote, where they are (lineOf).
@@ -238,9 +284,17 @@ export function openTranscript(path: string, opts: OpenTranscriptOptions = {}): 
   const heads = headSharer();
   // Message lines this writer has written (the first HEAD_MESSAGES keep their JSON, above).
   let written = 0;
+  const later = deferredLines();
+  const settle = later.settle;
   return {
     path,
+    defer(write) {
+      if (typeof write !== "function") throw new LetheInputError("transcript.defer", "takes a function that writes lines");
+      if (fd === null) throw new Error(`lethe: transcript ${path} is closed`);
+      later.defer(write);
+    },
     append(entry) {
+      settle();
       if (!entry || typeof entry !== "object" || typeof (entry as { type?: unknown }).type !== "string") {
         throw new Error("lethe: a transcript entry needs a string `type`");
       }
@@ -250,6 +304,7 @@ export function openTranscript(path: string, opts: OpenTranscriptOptions = {}): 
       // What the engine would refuse is refused here too (a system role mid-history, a block
       // without a type): a line a resume would have to drop is never written.
       checkMessage(message, "transcript: message");
+      settle();
       const entry: MessageEntry = { type: "message", uuid: o.uuid ?? randomUUID(), ts: o.ts ?? iso(), message };
       // The first messages are the context's head until a summary: their JSON is kept for the
       // snip boundaries that write that head (the first in full), and written here from it.
@@ -269,6 +324,7 @@ export function openTranscript(path: string, opts: OpenTranscriptOptions = {}): 
       adoptLines(uuids, entries);
     },
     appendBoundary(b) {
+      settle();
       const { ts, ...rest } = b;
       const entry = { type: "boundary", ts: ts ?? iso(), ...rest } as BoundaryEntry;
       const head = entry.head;
@@ -296,14 +352,19 @@ export function openTranscript(path: string, opts: OpenTranscriptOptions = {}): 
       return based;
     },
     appendEvent(name, data = {}) {
+      settle();
       const entry: EventEntry = { type: "event", ts: iso(), name, ...data };
       write(entry);
       return entry;
     },
     close() {
-      if (fd !== null) {
-        closeSync(fd);
-        fd = null;
+      try {
+        if (fd !== null) settle();
+      } finally {
+        if (fd !== null) {
+          closeSync(fd);
+          fd = null;
+        }
       }
     },
   };

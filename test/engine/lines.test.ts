@@ -145,6 +145,8 @@ test("when budget and snip act in the same request, the snip's boundary lists wh
     const r = await engine.beforeRequest(host);
     const snip = r.events.find((e) => e.kind === "snip");
     assert.ok(snip && r.events.some((e) => e.kind === "budget"), `budget and snip both acted (${r.events.map((e) => e.kind).join(", ")})`);
+    // The cheap layers' lines are written once the request is on its way: the next turn of the loop.
+    await new Promise((done) => setImmediate(done));
     const lines = readBack(dir);
     const boundary = lines.find((l) => l.type === "boundary" && l.kind === "snip")!;
     const bigLine = lines.find((l) => l.type === "message" && JSON.stringify(l.message).includes("toolu_big") && l.message!.role === "user")!.uuid!;
