@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { type CommandOutcome, carriedWorkOf, commandOutcomes, errorLine, parseWork, renderWork, renderWorkWithin, workRecordOf, type WorkRecord } from "../../src/compaction/state/work.ts";
+import { type CommandOutcome, carriedWorkOf, clippedLine, commandOutcomes, errorLine, parseWork, renderWork, renderWorkWithin, workRecordOf, type WorkRecord } from "../../src/compaction/state/work.ts";
 import type { LayerContext } from "../../src/compaction/types.ts";
 import { createMemoryStore } from "../../src/session/tool-results.ts";
 import { snip } from "../../src/compaction/layers/snip.ts";
@@ -163,4 +163,24 @@ test("the record a snip renders reads back, at the next snip, as reading its tex
   const text = renderWorkWithin({ commands: [mine], notes: [] }, 1_000, counter)!;
   mine.command = "rm -rf build";
   assert.equal(carriedWorkOf([{ role: "user", content: [{ type: "text", text }] }])!.commands[0]!.command, "make");
+});
+
+test("a note's line (clippedLine, one pass) is what collapsing every whitespace run, trimming and clipping to max - 3 and '...' gives, for any text", () => {
+  const reference = (text: string, max: number) => {
+    const line = text.replace(/\s+/g, " ").trim();
+    return line.length > max ? `${line.slice(0, max - 3)}...` : line;
+  };
+  // Every character \s matches, others near them, surrogates, and long runs of either.
+  const spaces = [..." \t\n\v\f\r\u00a0\u1680\u2000\u2005\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"];
+  const others = ["a", "Z", "é", "\u0085", "\u180e", "\u200b", "\u200c", "\u2060", "\ud83d", "\ude00", "😀", "x".repeat(400), "-"];
+  const piece = fc.oneof(fc.constantFrom(...spaces), fc.constantFrom(...others), fc.constantFrom(" ".repeat(500), "\n".repeat(50)), fc.string());
+  fc.assert(
+    fc.property(fc.array(piece, { maxLength: 80 }), fc.integer({ min: 4, max: 400 }), (parts, max) => {
+      const text = parts.join("");
+      assert.equal(clippedLine(text, max), reference(text, max));
+    }),
+    { numRuns: 3000 },
+  );
+  // A reply of megabytes is not copied whole: one long word.
+  assert.equal(clippedLine(`  ${"w".repeat(2_000_000)} tail`, 300), `${"w".repeat(297)}...`);
 });

@@ -126,19 +126,33 @@ export interface WorkLimits {
 
 export const WORK_LIMITS: WorkLimits = { commands: 30, notes: 2, noteChars: 300 };
 
+/** Whether a UTF-16 unit is one a regular expression's \s matches. */
+function isSpace(c: number): boolean {
+  if (c <= 0x20) return c === 0x20 || (c >= 0x09 && c <= 0x0d);
+  if (c < 0xa0) return false;
+  return c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
+}
+
 /**
- * `text` on one line (each whitespace run one space, trimmed), or, when that is longer than
- * `chars` + 1 characters, a prefix of it of more than `chars` + 1 characters: all a note keeps
- * (its first `chars` - 1, and that there were more). A long reply is not rewritten whole for it.
+ * `text` on one line (each whitespace run one space, trimmed), and when that is longer than `max`
+ * characters, its first `max` - 3 and "...". One pass that stops once the line is longer than
+ * `max`: a snip asks this of the assistant's newest replies, and a reply can be long.
  */
-function oneLine(text: string, chars: number): string {
-  if (text.length > 4 * chars) {
-    // A run cut at the end of the slice is one space in both, so this is a prefix of the whole
-    // text's form; past chars + 1 characters the whole one can only lose a trailing space.
-    const head = text.slice(0, 4 * chars).replace(/\s+/g, " ").trimStart();
-    if (head.length > chars + 1) return head;
+export function clippedLine(text: string, max: number): string {
+  let out = "";
+  let from = -1; // where the current run of other characters started
+  for (let i = 0; i <= text.length; i++) {
+    if (i < text.length && !isSpace(text.charCodeAt(i))) {
+      if (from < 0) from = i;
+      continue;
+    }
+    if (from < 0) continue;
+    // At most max + 1 characters of one run: a line longer than max is clipped anyway.
+    out += (out ? " " : "") + text.slice(from, Math.min(i, from + max + 1));
+    from = -1;
+    if (out.length > max) return `${out.slice(0, max - 3)}...`;
   }
-  return text.replace(/\s+/g, " ").trim();
+  return out;
 }
 
 /** The assistant's newest texts, oldest first, each on one line and clipped. */
@@ -154,14 +168,13 @@ function notesOf(history: readonly Message[], limits: WorkLimits): string[] {
 /** An assistant message's text as a note (on one line, clipped), or undefined: another role, or no text. */
 export function noteOf(m: Message, limits: WorkLimits = WORK_LIMITS): string | undefined {
   if (m.role !== "assistant") return undefined;
-  const text = oneLine(
+  const text = clippedLine(
     blocksOf(m)
       .map((b) => (b.type === "text" ? b.text : ""))
       .join(" "),
     limits.noteChars,
   );
-  if (!text) return undefined;
-  return text.length > limits.noteChars ? `${text.slice(0, limits.noteChars - 3)}...` : text;
+  return text || undefined;
 }
 
 /** The record of a removed part, folded onto the one an earlier snip carried (newest kept). */
