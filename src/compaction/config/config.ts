@@ -210,6 +210,9 @@ export function snipGateTokens(threshold: number, c: CompactionConfig = DEFAULT_
   return Math.min((c.snip.minThresholdShare ?? rebuildShare(threshold)) * threshold, c.snip.maxGateTokens);
 }
 
+/** A rebuild budget: `n` when the defaults fit in `total`, else at most share `p` of it. */
+const partOf = (n: number, p: number, fits: boolean, total: number): number => (fits ? n : Math.min(n, Math.floor(total * p)));
+
 /**
  * The rebuild's budgets for this window. On a 200k model they are the defaults (summary
  * 20k, user messages 20k, restored files 50k); on small windows they shrink together to
@@ -224,14 +227,13 @@ export function rebuildBudgets(w: ModelWindow, c: CompactionConfig = DEFAULT_CON
   // largest part: they are short and cannot be re-derived, unlike files (re-read) or
   // tool output (re-run).
   const fits = total >= full;
-  const part = (n: number, p: number) => (fits ? n : Math.min(n, Math.floor(total * p)));
-  const restoreTotalTokens = part(s.restoreTotalTokens, 0.1);
+  const restoreTotalTokens = partOf(s.restoreTotalTokens, 0.1, fits, total);
   return {
-    summaryTokens: part(s.maxOutputTokens, 0.25),
-    userMessagesTokens: part(s.userMessagesTokens, 0.55),
+    summaryTokens: partOf(s.maxOutputTokens, 0.25, fits, total),
+    userMessagesTokens: partOf(s.userMessagesTokens, 0.55, fits, total),
     /** The latest request is kept whole up to this size (it is always kept). */
     latestRequestTokens: Math.max(s.userMessagesTokens, Math.floor(threshold * 0.25)),
-    keepTailTokens: part(s.keepTailTokens, 0.1),
+    keepTailTokens: partOf(s.keepTailTokens, 0.1, fits, total),
     restoreFiles: s.restoreFiles,
     restoreFileTokens: Math.min(s.restoreFileTokens, restoreTotalTokens),
     restoreTotalTokens,

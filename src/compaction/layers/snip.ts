@@ -42,6 +42,33 @@ export function snipCut(history: readonly Message[], keepHead: number, targetMes
 }
 
 /**
+ * A message's tokens before budget or micro shrank its results (at the size their markers record):
+ * snipPays must not change its mind because micro acted after it (prepare run twice gives the same
+ * history).
+ */
+function sizeBefore(m: Message, ctx: LayerContext): number {
+  let n = ctx.tokens.message(m);
+  if (typeof m.content === "string") return n;
+  for (const b of m.content) {
+    const was = b.type === "tool_result" ? recordedTokens(b.content) : undefined;
+    if (was !== undefined) n += Math.max(0, was - ctx.tokens.block(b));
+  }
+  return n;
+}
+
+/**
+ * The block carrying `text`: the one the last snip carried (`before`, by text) when it carried the
+ * same text, each at most once, else a new one. Its tokens, and its JSON in the transcript's head,
+ * are memoised per block and not worked out again.
+ */
+function carriedBlock(before: Map<string, ContentBlock>, text: string): ContentBlock {
+  const b = before.get(text);
+  if (b === undefined) return { type: "text", text };
+  before.delete(text);
+  return b;
+}
+
+/**
  * Whether snipping now pays for itself. After a snip, the bounded head message and the tail are
  * written to the prompt cache again (W tokens at 1.25×); until then, every request reads the
  * middle (E tokens at 0.1×). With the context growing g tokens a request, the cost per request
@@ -49,20 +76,9 @@ export function snipCut(history: readonly Message[], keepHead: number, targetMes
  * snip once the middle is that large. g is measured since the last snip (tokens per model turn).
  */
 export function snipPays(history: readonly Message[], cut: { head: number; tail: number }, ctx: LayerContext): boolean {
-  // Results that budget or micro shrank count at the size their marker records: the decision
-  // must not change because micro acted after it (prepare run twice gives the same history).
-  const size = (m: Message): number => {
-    if (typeof m.content === "string") return ctx.tokens.message(m);
-    let n = ctx.tokens.message(m);
-    for (const b of m.content) {
-      const was = b.type === "tool_result" ? recordedTokens(b.content) : undefined;
-      if (was !== undefined) n += Math.max(0, was - ctx.tokens.block(b));
-    }
-    return n;
-  };
-  let middle = 0, kept = size(history[cut.head - 1]!), since = 0, turns = 0;
+  let middle = 0, kept = sizeBefore(history[cut.head - 1]!, ctx), since = 0, turns = 0;
   for (let i = cut.head; i < history.length; i++) {
-    const t = size(history[i]!);
+    const t = sizeBefore(history[i]!, ctx);
     if (i < cut.tail) middle += t;
     else kept += t;
     since += t;
@@ -104,26 +120,19 @@ export function snip(history: readonly Message[], ctx: LayerContext): LayerResul
   const users = selectUserMessages([...userMessagesOf([carriedBefore]), ...read.users], budgets.userMessagesTokens, ctx.tokens, budgets.latestRequestTokens);
   const kept = users.latest === undefined ? users.kept : [...users.kept, users.latest];
   const ledger = ledgerAfter(carriedBefore, read.ledger);
-  // A text the last snip carried too keeps its block (each at most once): its tokens, and its JSON
-  // in the transcript's head, are memoised per block and not worked out again.
+  // A text the last snip carried too keeps its block (carriedBlock).
   const before = new Map<string, ContentBlock>();
   for (const b of carriedBefore.content as ContentBlock[]) if (b.type === "text") before.set(b.text, b);
-  const block = (text: string): ContentBlock => {
-    const b = before.get(text);
-    if (b === undefined) return { type: "text", text };
-    before.delete(text);
-    return b;
-  };
-  const carried: ContentBlock[] = [block(note), ...kept.map((t) => block(`${USER_MESSAGE_PREFIX}${t}`))];
+  const carried: ContentBlock[] = [carriedBlock(before, note), ...kept.map((t) => carriedBlock(before, `${USER_MESSAGE_PREFIX}${t}`))];
   const attachments = carryAttachmentsRead(attachmentsAfter(carriedBefore, read.attachments), budgets.restoreTotalTokens, ctx.tokens, ctx.archivePath ? ` (${ctx.archivePath})` : "").blocks;
   // Its first block is its note (a new text block); the others are the attachments themselves.
-  carried.push(...attachments.map((b, k) => (k === 0 && b.type === "text" ? block(b.text) : b)));
+  carried.push(...attachments.map((b, k) => (k === 0 && b.type === "text" ? carriedBlock(before, b.text) : b)));
   // Capped as a rebuild caps it (modified files first): uncapped, it grew with every snip.
-  if (ledger.read.size + ledger.modified.size > 0) carried.push(block(renderLedgerWithin(ledger, budgets.ledgerTokens, ctx.tokens)));
+  if (ledger.read.size + ledger.modified.size > 0) carried.push(carriedBlock(before, renderLedgerWithin(ledger, budgets.ledgerTokens, ctx.tokens)));
   // What was tried and how it ended: without it the agent repeats work after a snip.
   const work = workRecordFrom(carriedWorkOf([carriedBefore]), read.commands, read.assistants);
   const workText = renderWorkWithin(work, budgets.workTokens, ctx.tokens);
-  if (workText) carried.push(block(workText));
+  if (workText) carried.push(carriedBlock(before, workText));
   const bounded: Message = { ...last, content: [...own, ...carried] };
   const out = [...history.slice(0, cut.head - 1), bounded, ...history.slice(cut.tail)];
 

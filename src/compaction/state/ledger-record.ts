@@ -67,14 +67,17 @@ function rendered(text: string, l: FileLedger): void {
 const readsBack = (p: string): boolean =>
   p !== "" && !p.includes("\n") && !p.includes("\r") && !p.includes("\u2028") && !p.includes("\u2029") && !p.includes(LEDGER_CLOSE);
 
+/** `l` less its first `r` reads and `m` modified paths (`read` and `modified` are its lists). */
+const cutLedger = (l: FileLedger, read: string[], modified: string[], r: number, m: number): FileLedger =>
+  r === 0 && m === 0 ? l : { read: r === 0 ? l.read : new Set(read.slice(r)), modified: m === 0 ? l.modified : new Set(modified.slice(m)) };
+
 function fitLedger(l: FileLedger, cap: number, counter: TokenCounter): { ledger: FileLedger; tokens?: number } {
   const read = [...l.read], modified = [...l.modified];
   const price = ledgerPricer(read, modified, counter);
   let r = 0, m = 0; // reads, then modified paths, dropped from the front (the oldest)
-  const cut = (): FileLedger => (r === 0 && m === 0 ? l : { read: r === 0 ? l.read : new Set(read.slice(r)), modified: m === 0 ? l.modified : new Set(modified.slice(m)) });
   for (;;) {
-    const tokens = price ? price(r, m) : counter.text(renderLedger(cut()));
-    if (tokens <= cap || read.length - r + modified.length - m <= 1) return price ? { ledger: cut(), tokens } : { ledger: cut() };
+    const tokens = price ? price(r, m) : counter.text(renderLedger(cutLedger(l, read, modified, r, m)));
+    if (tokens <= cap || read.length - r + modified.length - m <= 1) return price ? { ledger: cutLedger(l, read, modified, r, m), tokens } : { ledger: cutLedger(l, read, modified, r, m) };
     const left = read.length - r;
     if (left > 0) r += Math.ceil(left / 4);
     else m += Math.ceil((modified.length - m) / 4);

@@ -95,26 +95,17 @@ const carried = new Map<string, WorkRecord | undefined>();
 
 /**
  * A record just rendered as `text` is what reading `text` back gives, if each of its lines reads
- * back as itself: then the next snip, which reads `text` back, finds these outcomes.
+ * back as itself (`back`: each command's does, the pricer found) and it is not too long: then the
+ * next snip, which reads `text` back, finds these outcomes.
  */
-function rendered(text: string, w: WorkRecord): void {
-  // Outcomes that may change (a caller's own, not outcomeOf's or carriedRecord's, which are frozen) are not kept.
-  if (text.length > CARRIED_MAX_CHARS || !w.commands.every((o) => Object.isFrozen(o) && readsBack(o)) || w.notes.some((n) => n.includes("\n"))) return;
+function rendered(text: string, w: WorkRecord, back: boolean): void {
+  if (!back || text.length > CARRIED_MAX_CHARS || w.notes.some((n) => n.includes("\n"))) return;
   if (carried.size >= CARRIED_KEPT) carried.clear();
   carried.set(text, w); // its lists are its own (the caller's cut)
 }
 
-const readsBackOf = new WeakMap<CommandOutcome, boolean>();
-/** Whether `o`'s line in a record reads back as a command whose line is the same (no arrow in the command, no newline, …). */
-function readsBack(o: CommandOutcome): boolean {
-  let ok = readsBackOf.get(o);
-  if (ok === undefined) {
-    const l = commandRecordLine(o);
-    ok = !l.includes("\n") && commandRecordLine(parseCommandLine(l)) === l;
-    readsBackOf.set(o, ok);
-  }
-  return ok;
-}
+/** Whether a command's line (`l`, commandRecordLine's) reads back as a command whose line is the same (no arrow in the command, no newline, …). */
+const readsBack = (l: string): boolean => !l.includes("\n") && commandRecordLine(parseCommandLine(l)) === l;
 
 function carriedRecord(text: string): WorkRecord | undefined {
   let w = carried.get(text);
@@ -148,11 +139,11 @@ export function renderWorkWithin(w: WorkRecord, tokens: number, counter: TokenCo
   for (;;) {
     if (w.commands.length - c + w.notes.length - n === 0) return undefined;
     if (price) {
-      const priced = price(c, n);
+      const priced = price.tokens(c, n);
       if (priced <= tokens) {
         const kept = { commands: w.commands.slice(c), notes: w.notes.slice(n) };
         const text = renderWork(kept);
-        rendered(text, kept);
+        rendered(text, kept, price.back);
         counter.rememberRecord?.(text, priced);
         return text;
       }
@@ -168,49 +159,74 @@ export function renderWorkWithin(w: WorkRecord, tokens: number, counter: TokenCo
 }
 
 // A command's line's count, per counter and outcome (outcomes are the same objects from their
-// result's arrival, ./prime.ts, to each snip that carries them: outcomeOf's and carriedRecord's).
-const lineTokensOf = new WeakMap<NonNullable<TokenCounter["recordLine"]>, WeakMap<CommandOutcome, number | null>>();
+// result's arrival, ./prime.ts, to each snip that carries them: outcomeOf's and carriedRecord's),
+// with whether the line reads back as itself (asked of every outcome a record renders, rendered).
+type RecordLine = NonNullable<TokenCounter["recordLine"]>;
+interface LineFacts {
+  /** Unrounded tokens of the line, or null when it holds a newline. */
+  tokens: number | null;
+  /** The outcome is frozen (it never changes) and its line reads back as itself. */
+  back: boolean;
+}
+const factsOf = new WeakMap<RecordLine, WeakMap<CommandOutcome, LineFacts>>();
+
+function lineFacts(o: CommandOutcome, line: RecordLine): LineFacts {
+  let known = factsOf.get(line);
+  if (!known) factsOf.set(line, (known = new WeakMap()));
+  let f = known.get(o);
+  if (f === undefined) {
+    const text = commandRecordLine(o);
+    f = { tokens: text.includes("\n") ? null : line(text), back: Object.isFrozen(o) && readsBack(text) };
+    known.set(o, f);
+  }
+  return f;
+}
 
 /** The unrounded tokens of `o`'s line in a record (by `line`, a counter's recordLine), or null when the line holds a newline. */
-export function commandLineTokens(o: CommandOutcome, line: NonNullable<TokenCounter["recordLine"]>): number | null {
-  let known = lineTokensOf.get(line);
-  if (!known) lineTokensOf.set(line, (known = new WeakMap()));
-  let t = known.get(o);
-  if (t === undefined) {
-    const text = commandRecordLine(o);
-    t = text.includes("\n") ? null : line(text);
-    known.set(o, t);
-    readsBack(o); // asked of every outcome a record renders (see rendered): read it with the line
-  }
-  return t;
+export function commandLineTokens(o: CommandOutcome, line: RecordLine): number | null {
+  return lineFacts(o, line).tokens;
 }
 
 /**
- * With a counter that counts records line by line: the tokens text() gives the record less its
- * first `c` commands and `n` notes, from its lines' counts summed in the record's order (as text()
- * sums them), so no candidate is rendered but the one that fits. Undefined for another counter,
- * or a line holding a newline (it would be counted as two).
+ * With a counter that counts records line by line: `tokens(c, n)` is what text() gives the record
+ * less its first `c` commands and `n` notes, from its lines' counts summed in the record's order
+ * (as text() sums them), so no candidate is rendered but the one that fits; `back`, whether every
+ * command's line reads back as itself. Undefined for another counter, or a line holding a newline
+ * (it would be counted as two).
  */
-function recordPricer(w: WorkRecord, counter: TokenCounter): ((c: number, n: number) => number) | undefined {
+function recordPricer(w: WorkRecord, counter: TokenCounter): RecordPrice | undefined {
   const line = counter.recordLine;
   if (!line) return undefined;
   const commandTokens: number[] = [];
+  let back = true;
   for (const o of w.commands) {
-    const t = commandLineTokens(o, line);
-    if (t === null) return undefined;
-    commandTokens.push(t);
+    const f = lineFacts(o, line);
+    if (f.tokens === null) return undefined;
+    commandTokens.push(f.tokens);
+    back &&= f.back;
   }
   const notes = w.notes.map(noteRecordLine);
   if (notes.some((l) => l.includes("\n"))) return undefined;
-  const open = line(WORK_OPEN), intro = line(WORK_INTRO), close = line(WORK_CLOSE, true);
-  const noteTokens = notes.map((l) => line(l));
-  return (c, n) => {
+  return new RecordPrice([line(WORK_OPEN), line(WORK_INTRO), line(WORK_CLOSE, true)], commandTokens, notes.map((l) => line(l)), back);
+}
+
+/** A record's lines' counts (recordPricer's). */
+class RecordPrice {
+  constructor(
+    private readonly frame: readonly [number, number, number],
+    private readonly commands: readonly number[],
+    private readonly notes: readonly number[],
+    /** Every command's line reads back as itself. */
+    readonly back: boolean,
+  ) {}
+  /** The record less its first `c` commands and `n` notes: its lines' counts summed in its order, rounded once. */
+  tokens(c: number, n: number): number {
     let sum = 0;
-    sum += open;
-    sum += intro;
-    for (let i = c; i < commandTokens.length; i++) sum += commandTokens[i]!;
-    for (let i = n; i < noteTokens.length; i++) sum += noteTokens[i]!;
-    sum += close;
+    sum += this.frame[0];
+    sum += this.frame[1];
+    for (let i = c; i < this.commands.length; i++) sum += this.commands[i]!;
+    for (let i = n; i < this.notes.length; i++) sum += this.notes[i]!;
+    sum += this.frame[2];
     return Math.round(sum) + 0;
-  };
+  }
 }
