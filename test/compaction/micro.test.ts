@@ -3,6 +3,8 @@ import assert from "node:assert/strict";
 import { micro } from "../../src/compaction/layers/micro.ts";
 import { isClearedPlaceholder } from "../../src/compaction/layers/markers.ts";
 import { bashSession, calls, context, contentOf, results, said, user } from "../support/build.ts";
+import { createTokenCounter } from "../../src/tokens/count.ts";
+import { estimateTokens } from "../../src/tokens/estimate.ts";
 
 const cleared = (c: unknown) => typeof c === "string" && isClearedPlaceholder(c);
 
@@ -122,4 +124,17 @@ test("micro remembers what it stored: the same history again, as new objects (a 
   micro(h, bare);
   micro(structuredClone(h), bare);
   assert.equal(bareSaves, 2 * n);
+});
+
+test("a placeholder that needs no file written (the transcript holds the original, or budget's file does) is priced once, as sent; one that does is looked at first with a long path, so nothing is saved in vain", () => {
+  const h = bashSession(10, 20_000);
+  for (const archived of [true, false]) {
+    const placeholders: string[] = [];
+    const ctx = { ...context(), archived, tokens: createTokenCounter((t) => (isClearedPlaceholder(t) && placeholders.push(t), estimateTokens(t))) };
+    const r = micro(h, ctx);
+    const n = r.event?.cleared.length ?? 0;
+    assert.ok(n >= 5, `it clears (${n})`);
+    assert.equal(placeholders.length, archived ? n : 2 * n, archived ? "one count per cleared result" : "the look first, then the placeholder sent");
+    assert.equal(ctx.store.files.size, archived ? 0 : n, archived ? "nothing saved: the transcript has it" : "each original saved before it is cleared");
+  }
 });

@@ -3,13 +3,14 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { type CommandOutcome, carriedWorkOf, clippedLine, commandOutcomes, errorLine, parseWork, renderWork, renderWorkWithin, workRecordOf, type WorkRecord } from "../../src/compaction/state/work.ts";
+import { type CommandOutcome, carriedWorkOf, commandOutcomes, errorLine, parseWork, renderWork, renderWorkWithin, workRecordOf, type WorkRecord } from "../../src/compaction/state/work.ts";
 import type { LayerContext } from "../../src/compaction/types.ts";
 import { createMemoryStore } from "../../src/session/tool-results.ts";
 import { snip } from "../../src/compaction/layers/snip.ts";
 import { DEFAULT_CONFIG } from "../../src/compaction/config/config.ts";
 import { WORK_CLOSE, WORK_OPEN, tagOf } from "../../src/compaction/state/tags.ts";
 import { createTokenCounter } from "../../src/tokens/count.ts";
+import { clippedLine } from "../../src/messages/one-line.ts";
 import type { Message } from "../../src/messages/types.ts";
 import { measureRetention, retentionItems } from "../../bench/replay/retention.ts";
 

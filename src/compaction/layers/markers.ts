@@ -1,6 +1,7 @@
 // The plain-text markers layers leave behind. Each one says what was there and how
 // to get it back, so the model can act on it (re-run, re-read, or recall).
 import type { ToolUseBlock } from "../../messages/types.ts";
+import { clippedLine } from "../../messages/one-line.ts";
 
 import { CLEARED_PREFIX, PERSISTED_CLOSE, PERSISTED_TAG, SNIP_PREFIX, cleared, persisted } from "../state/tags.ts";
 
@@ -47,9 +48,8 @@ export function describeCall(use: ToolUseBlock | undefined): string {
     (k) => typeof input[k] === "string",
   );
   if (!key) return use.name;
-  let arg = String(input[key]).replace(/\s+/g, " ").trim();
-  if (arg.length > 120) arg = `${arg.slice(0, 117)}...`;
-  return `${use.name} ${JSON.stringify(arg)}`;
+  // Its first 117 characters and "..." when longer than 120 (a heredoc can be kilobytes).
+  return `${use.name} ${JSON.stringify(clippedLine(String(input[key]), 120))}`;
 }
 
 export function clearedPlaceholder(args: {

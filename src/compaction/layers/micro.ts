@@ -155,13 +155,16 @@ export function micro(history: readonly Message[], ctx: LayerContext): LayerResu
     // A result budget moved earlier is named with its own size, not its marker's.
     const size = recordedTokens(c.original.content) ?? c.tokens;
     const call = describeCall(c.use);
-    const priced = clearedPlaceholder({ toolUseId: id, call, tokens: size, savedPath: c.savedPath ?? (ctx.archived ? undefined : PATH_STANDIN) });
-    if (ctx.tokens.text(priced) + 8 >= c.tokens) continue;
-    const savedPath = c.savedPath ?? (ctx.archived ? undefined : save(ctx, id, resultText(c.original.content)));
+    // Where the original is: already saved (budget's file), in the transcript, or saved now. Only
+    // that last needs a look first, at a placeholder naming a long path (nothing saved in vain);
+    // the others are priced once, as they will be sent.
+    const saves = c.savedPath === undefined && !ctx.archived;
+    if (saves && ctx.tokens.text(clearedPlaceholder({ toolUseId: id, call, tokens: size, savedPath: PATH_STANDIN })) + 8 >= c.tokens) continue;
+    const savedPath = c.savedPath ?? (saves ? save(ctx, id, resultText(c.original.content)) : undefined);
     const media = Array.isArray(c.original.content) ? c.original.content.filter((b) => b.type !== "text").map((b) => describeMedia(b)) : [];
     const replacement: ToolResultBlock = { ...c.original, content: clearedPlaceholder({ toolUseId: id, call, tokens: size, savedPath, media }) };
     const after = ctx.tokens.block(replacement);
-    if (after >= c.tokens) continue;
+    if (after + (saves ? 0 : 8) >= c.tokens) continue;
     freed += c.tokens - after;
     const m = out[c.msg]!;
     const blocks = (m.content as ContentBlock[]).slice();

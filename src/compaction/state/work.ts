@@ -5,6 +5,7 @@
 import { blocksOf, resultPlainText } from "../../messages/blocks.ts";
 import type { Message, ToolResultBlock, ToolUseBlock } from "../../messages/types.ts";
 import { exitStatus } from "../summary/digest.ts";
+import { clippedLine } from "../../messages/one-line.ts";
 import type { CommandOutcome, WorkRecord } from "./work-record.ts";
 
 // The record's text (render, read back, fit to a budget) is in ./work-record.ts.
@@ -125,35 +126,6 @@ export interface WorkLimits {
 }
 
 export const WORK_LIMITS: WorkLimits = { commands: 30, notes: 2, noteChars: 300 };
-
-/** Whether a UTF-16 unit is one a regular expression's \s matches. */
-function isSpace(c: number): boolean {
-  if (c <= 0x20) return c === 0x20 || (c >= 0x09 && c <= 0x0d);
-  if (c < 0xa0) return false;
-  return c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
-}
-
-/**
- * `text` on one line (each whitespace run one space, trimmed), and when that is longer than `max`
- * characters, its first `max` - 3 and "...". One pass that stops once the line is longer than
- * `max`: a snip asks this of the assistant's newest replies, and a reply can be long.
- */
-export function clippedLine(text: string, max: number): string {
-  let out = "";
-  let from = -1; // where the current run of other characters started
-  for (let i = 0; i <= text.length; i++) {
-    if (i < text.length && !isSpace(text.charCodeAt(i))) {
-      if (from < 0) from = i;
-      continue;
-    }
-    if (from < 0) continue;
-    // At most max + 1 characters of one run: a line longer than max is clipped anyway.
-    out += (out ? " " : "") + text.slice(from, Math.min(i, from + max + 1));
-    from = -1;
-    if (out.length > max) return `${out.slice(0, max - 3)}...`;
-  }
-  return out;
-}
 
 /** The assistant's newest texts, oldest first, each on one line and clipped. */
 function notesOf(history: readonly Message[], limits: WorkLimits): string[] {
