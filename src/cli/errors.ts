@@ -1,6 +1,7 @@
 // Errors the CLI reports as one line (never a stack trace), with the exit code they mean.
 
 import { LetheError } from "../errors.ts";
+import { clippedLine } from "../messages/one-line.ts";
 
 /** A bad command line: one-line message, exit 2. */
 export class UsageError extends LetheError {
@@ -32,8 +33,7 @@ export function redact(text: string): string {
 
 /** Collapses any message to one line. */
 export function oneLine(text: string, max = 500): string {
-  const s = text.replace(/\s+/g, " ").trim();
-  return s.length > max ? `${s.slice(0, max - 1)}…` : s;
+  return clippedLine(text, max, "…");
 }
 
 /** The one line the CLI prints for an error: "lethe: …" (the prefix is not doubled). */

@@ -1,5 +1,5 @@
 // Text on one line, clipped: a note of the agent's reply in the work record, a call in a cleared
-// result's placeholder. One pass that stops once the line is long enough: what is clipped can be a
+// result's placeholder, a session's preview, an error line. One pass that stops once the line is long enough: what is clipped can be a
 // long reply or a heredoc of kilobytes.
 
 /** Whether a UTF-16 unit is one a regular expression's \s matches. */
@@ -11,10 +11,11 @@ function isSpace(c: number): boolean {
 
 /**
  * `text` on one line (each whitespace run one space, trimmed), and when that is longer than `max`
- * characters, its first `max` - 3 and "...". One pass that stops once the line is longer than
- * `max`: a snip asks this of the assistant's newest replies, and a reply can be long.
+ * characters, its first `max` less the ellipsis's length and the ellipsis ("..." by default, as
+ * lethe's records in the context are ASCII). One pass that stops once the line is longer than
+ * `max`: a reply, a heredoc or a first prompt can be long.
  */
-export function clippedLine(text: string, max: number): string {
+export function clippedLine(text: string, max: number, ellipsis = "..."): string {
   let out = "";
   let from = -1; // where the current run of other characters started
   for (let i = 0; i <= text.length; i++) {
@@ -26,7 +27,7 @@ export function clippedLine(text: string, max: number): string {
     // At most max + 1 characters of one run: a line longer than max is clipped anyway.
     out += (out ? " " : "") + text.slice(from, Math.min(i, from + max + 1));
     from = -1;
-    if (out.length > max) return `${out.slice(0, max - 3)}...`;
+    if (out.length > max) return `${out.slice(0, max - ellipsis.length)}${ellipsis}`;
   }
   return out;
 }

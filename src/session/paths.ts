@@ -13,6 +13,7 @@ import { closeSync, mkdirSync, openSync, readSync, readdirSync, statSync, writeF
 import { StringDecoder } from "node:string_decoder";
 import { join, resolve } from "node:path";
 import type { Message } from "../messages/types.ts";
+import { clippedLine } from "../messages/one-line.ts";
 import { loadTranscript, parseTranscript } from "./transcript.ts";
 import { SessionStorageError, storageError } from "./storage-error.ts";
 
@@ -146,10 +147,7 @@ function firstUserText(message: Message): string | null {
 
 const PREVIEW_CHARS = 80;
 
-function oneLine(text: string, max = PREVIEW_CHARS): string {
-  const s = text.replace(/\s+/g, " ").trim();
-  return s.length > max ? `${s.slice(0, max - 1)}…` : s;
-}
+const oneLine = (text: string): string => clippedLine(text, PREVIEW_CHARS, "…");
 
 function summarize(paths: SessionPaths): SessionSummary {
   let lastModified: Date;

@@ -166,10 +166,10 @@ test("the record a snip renders reads back, at the next snip, as reading its tex
   assert.equal(carriedWorkOf([{ role: "user", content: [{ type: "text", text }] }])!.commands[0]!.command, "make");
 });
 
-test("a note's line (clippedLine, one pass) is what collapsing every whitespace run, trimming and clipping to max - 3 and '...' gives, for any text", () => {
-  const reference = (text: string, max: number) => {
+test("a note's line (clippedLine, one pass) is what collapsing every whitespace run, trimming and clipping to max less the ellipsis and the ellipsis gives, for any text", () => {
+  const reference = (text: string, max: number, ellipsis = "...") => {
     const line = text.replace(/\s+/g, " ").trim();
-    return line.length > max ? `${line.slice(0, max - 3)}...` : line;
+    return line.length > max ? `${line.slice(0, max - ellipsis.length)}${ellipsis}` : line;
   };
   // Every character \s matches, others near them, surrogates, and long runs of either.
   const spaces = [..." \t\n\v\f\r\u00a0\u1680\u2000\u2005\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"];
@@ -179,6 +179,8 @@ test("a note's line (clippedLine, one pass) is what collapsing every whitespace 
     fc.property(fc.array(piece, { maxLength: 80 }), fc.integer({ min: 4, max: 400 }), (parts, max) => {
       const text = parts.join("");
       assert.equal(clippedLine(text, max), reference(text, max));
+      // As session previews and error lines clip (one "…").
+      assert.equal(clippedLine(text, max, "…"), reference(text, max, "…"));
     }),
     { numRuns: 3000 },
   );
