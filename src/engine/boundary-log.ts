@@ -37,7 +37,8 @@ export function logLayer(s: EngineState, e: BudgetEvent | SnipEvent | MicroEvent
   // before the line is written: the lists are copied now (references only).
   const b = before?.slice();
   const a = after === before ? b : after?.slice();
-  const h = sent === after ? a : sent?.slice();
+  // Only a snip's line writes the head as sent.
+  const h = e.kind !== "snip" ? undefined : sent === after ? a : sent?.slice();
   t.defer(() => writeLayer(s, t, e, details, tokens, b, a, h));
 }
 
