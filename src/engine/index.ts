@@ -17,7 +17,7 @@ import { LetheInputError } from "../messages/input.ts";
 import { resultFileName } from "../session/tool-results.ts";
 import { type CompactionPreview, type Engine, type EngineOptions, type EnginePrepareResult, InvariantError, OverWindowError, type PrepareCall, type RequestReady } from "./contract.ts";
 import { checkOptions, configOf } from "./options.ts";
-import { observeReply } from "./observe.ts";
+import { aheadOfNext, observeReply } from "./observe.ts";
 import { prepareRequest } from "./prepare.ts";
 import { learnWindow, recoverFrom } from "./recover.ts";
 import { createState, withEvents } from "./state.ts";
@@ -150,6 +150,7 @@ export function createEngine(opts: EngineOptions): Engine {
 
     observe: (sent, reply, usage, call = {}) => {
       observeReply(s, sent as readonly Message[], reply as Message, usage, call);
+      aheadOfNext(s, sent as readonly Message[], reply as Message, call);
       if (s.link) saveMeter(s, s.link);
     },
 

@@ -8,7 +8,8 @@ import { type Usage, usageInput } from "../tokens/meter.ts";
 import type { PrepareCall } from "./contract.ts";
 import { checkUsage } from "./options.ts";
 import { learnWindow } from "./recover.ts";
-import type { EngineState } from "./state.ts";
+import { type EngineState, layerContext } from "./state.ts";
+import { snipAhead } from "../compaction/layers/snip-ahead.ts";
 
 /** Estimate of a request minus thinking (servers may drop earlier turns' thinking from the input). */
 function visibleTokens(s: EngineState, history: readonly Message[], fixedTokens: number): number {
@@ -63,4 +64,22 @@ export function observeReply(s: EngineState, sent: readonly Message[], reply: Me
   // A figure that may be a cap anchors nothing (the estimate, higher, stands meanwhile).
   if (seen.kind === "suspect") return;
   s.meter.observe(sent, reply, usage, fixed);
+}
+
+/**
+ * After a reply, the work of the next request that can be done before it: the carry of a snip it
+ * would make (compaction/layers/snip-ahead.ts), while the reply's tools run. Not when the server
+ * compacted (the next request starts from its block).
+ */
+export function aheadOfNext(s: EngineState, sent: readonly Message[], reply: Message, call: PrepareCall = {}): void {
+  if (Array.isArray(reply.content) && reply.content.some(isCompaction)) {
+    s.middle.plan = undefined;
+    return;
+  }
+  try {
+    snipAhead([...sent, reply], layerContext(s, call));
+  } catch {
+    // Only a head start: the request works its carry out itself (and fails there, if it must).
+    s.middle.plan = undefined;
+  }
 }

@@ -4,17 +4,17 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { snip } from "../../src/compaction/layers/snip.ts";
-import { middleReading } from "../../src/compaction/state/middle.ts";
+import { middleReading, readMiddle, readPart } from "../../src/compaction/state/middle.ts";
 import type { Message } from "../../src/messages/types.ts";
 import { arbHistory } from "../support/arbitraries.ts";
-import { calls, context, results, user } from "../support/build.ts";
+import { calls, context, hostStep, results, user } from "../support/build.ts";
 
 const snipConfig = (keepHead: number, targetMessages: number, triggerMessages: number) => ({ snip: { minThresholdShare: 0, cacheAware: false, keepHead, targetMessages, triggerMessages } });
 
 test("property: a snip that read its part as it formed (the host appending, rewriting and dropping messages between requests) writes exactly what one reading it whole writes", () => {
   const arbStep = fc.record({
-    // 0: append; 1: a layer's copy of one message (micro, budget); 2: the host drops its newest round.
-    kind: fc.constantFrom(0, 0, 0, 0, 1, 2),
+    // 0: append; else what the host does (hostStep): 1 a layer's copy of one message, 2 drop the newest round, 3 edit one.
+    kind: fc.constantFrom(0, 0, 0, 0, 1, 2, 3),
     at: fc.nat(),
   });
   let total = 0;
@@ -28,11 +28,8 @@ test("property: a snip that read its part as it formed (the host appending, rewr
       let next = 1;
       let snips = 0;
       for (const s of steps) {
-        if (s.kind === 1 && h.length > 1) {
-          const j = 1 + (s.at % (h.length - 1));
-          h = h.slice();
-          h[j] = { ...h[j]! };
-        } else if (s.kind === 2 && h.length > 3) h = h.slice(0, -2);
+        const changed = hostStep(h, s.kind, s.at);
+        if (changed !== h) h = changed;
         else if (next < full.length) {
           // A round: the assistant's message and the user's answer.
           h = [...h, ...full.slice(next, next + 2)];
@@ -106,4 +103,26 @@ test("a message the host replaces after it was read (a new object, other words) 
     h = r.history;
   }
   assert.fail("the session never snipped");
+});
+
+test("a reading finished at a part that ends with an assistant's call (read without its result) is not continued to a longer part: that part's ledger is read whole", () => {
+  const h: Message[] = [
+    user("Fix src/app.ts"),
+    calls(["read_file", { path: "src/a.ts" }, "r1"]),
+    results(["r1", "export const a = 1;"]),
+    calls(["write_file", { path: "src/app.ts", content: "fixed" }, "w1"]),
+    results(["w1", "wrote src/app.ts"]),
+    calls(["bash", { command: "npm test" }, "b1"]),
+    results(["b1", "ok"]),
+  ];
+  const r = middleReading();
+  // Finished ahead at the write (its result is outside the part: the call counts as not run there).
+  const short = readMiddle(r, h, 1, 4)!;
+  assert.deepEqual([...short.ledger.modified], []);
+  // The longer part has the write's result: the write counts.
+  const long = readMiddle(r, h, 1, 6)!;
+  const whole = readPart(h.slice(1, 6));
+  assert.deepEqual([...long.ledger.modified], [...whole.ledger.modified]);
+  assert.deepEqual([...long.ledger.modified], ["src/app.ts"]);
+  assert.deepEqual([...long.ledger.read], [...whole.ledger.read]);
 });

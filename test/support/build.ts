@@ -20,6 +20,21 @@ export function results(...rs: [id: string, content: ToolResultBlock["content"],
   };
 }
 
+/**
+ * What a host does to its history between requests, in property tests: 1 a layer's copy of one
+ * message (micro, budget), 2 the host drops its newest round, 3 the host edits one message (other
+ * words, a new object). Anything else, or a history too short for it, is returned as it is.
+ */
+export function hostStep(h: Message[], kind: number, at: number): Message[] {
+  if (kind === 2 && h.length > 3) return h.slice(0, -2);
+  if ((kind !== 1 && kind !== 3) || h.length <= 1) return h;
+  const j = 1 + (at % (h.length - 1));
+  const m = h[j]!;
+  const out = h.slice();
+  out[j] = kind === 1 ? { ...m } : { ...m, content: [...(typeof m.content === "string" ? [{ type: "text" as const, text: m.content }] : m.content), { type: "text", text: `edited ${at}` }] };
+  return out;
+}
+
 /** A history of `rounds` bash rounds, each result `size` chars, starting with a user task. */
 export function bashSession(rounds: number, size: number, tool = "bash"): Message[] {
   const h: Message[] = [user("Fix the failing test in src/app.ts")];

@@ -7,7 +7,7 @@
 // read as the same message objects; when the history differs at any message read (a snip cut
 // it, a summary replaced it, micro cleared a result in it, a host passed new objects), the
 // reading starts over from there at the next request.
-import type { Message } from "../../messages/types.ts";
+import type { ContentBlock, Message } from "../../messages/types.ts";
 import { type FileLedger, type LedgerReading, ledgerOf, ledgerReading, readLedger } from "./ledger.ts";
 import { type AttachmentsReading, attachmentsReading, readAttachments, readUserMessages } from "./retain.ts";
 import { type CommandOutcome, WORK_LIMITS, readCommands } from "./work.ts";
@@ -27,6 +27,39 @@ export interface MiddleReading {
   /** The assistant messages read: a record's notes are the newest of them that say something. */
   assistants: Message[];
   attachments: AttachmentsReading;
+  /** The next snip's boundary, worked out after the last reply (../layers/snip-ahead.ts). */
+  plan?: CarryPlan;
+}
+
+/** What a snip leaves in the head's last message: its own blocks, then the carried ones; and the ledger of what it removes. */
+export interface Carry {
+  own: ContentBlock[];
+  carried: ContentBlock[];
+  ledger: FileLedger;
+}
+
+/**
+ * A snip's carry worked out ahead for the cut [head, tail): it holds while the head's last message
+ * and the part are the same objects (`messages`), fitted to the same budgets (`key`) and counted
+ * by the same counter.
+ */
+export interface CarryPlan {
+  head: number;
+  tail: number;
+  messages: readonly Message[];
+  key: string;
+  counter: object;
+  carry: Carry;
+}
+
+/** The plan's carry when it was made for this cut of these messages (used once), else undefined. */
+export function plannedCarry(r: MiddleReading, history: readonly Message[], cut: { head: number; tail: number }, key: () => string, counter: object): Carry | undefined {
+  const p = r.plan;
+  if (p === undefined) return undefined;
+  r.plan = undefined;
+  if (p.head !== cut.head || p.tail !== cut.tail || p.counter !== counter || p.messages.length !== cut.tail - cut.head + 1) return undefined;
+  for (let k = 0; k < p.messages.length; k++) if (history[cut.head - 1 + k] !== p.messages[k]) return undefined;
+  return p.key === key() ? p.carry : undefined;
 }
 
 /** What the part from a snip's head to its tail holds (the removed part, without what the head carried). */
@@ -98,6 +131,9 @@ export function readMiddle(r: MiddleReading, history: readonly Message[], start:
   }
   // The last message of the part has no next one in it (its calls' results are not removed with it).
   for (let i = start + r.read.length; i < end; i++) readOne(r, history[i]!, i + 1 < end ? history[i + 1] : undefined);
+  // A reading finished ahead of its snip (../layers/snip-ahead.ts) may go on to a longer part: it
+  // can, but from a last message read without its calls' results (an assistant's), not.
+  if (end > start && history[end - 1]!.role === "assistant") r.start = -1;
   return { users: r.users, ledger: r.ledger.ledger, commands: r.commands, assistants: r.assistants, attachments: r.attachments };
 }
 
