@@ -5,10 +5,9 @@
 // snip is the same with or without it (./snip.ts takes the plan only for the same cut of the
 // same messages, fitted to the same budgets; else it works the carry out itself).
 import type { Message } from "../../messages/types.ts";
-import { snipGateTokens, thresholdOf } from "../config/config.ts";
 import type { LayerContext } from "../types.ts";
 import { carryKey, carryOf } from "./snip-carry.ts";
-import { snipCut, snipPays } from "./snip-cut.ts";
+import { snipAt } from "./snip-cut.ts";
 
 /** Stands for what the next request adds (the reply's results, or the user's next prompt): one user message, its size not known yet. */
 const ARRIVAL: Message = { role: "user", content: [] };
@@ -36,18 +35,13 @@ function largestArrival(history: readonly Message[], ctx: LayerContext): number 
  * ctx.middle.plan (and drops an older plan). Returns whether it did.
  */
 export function snipAhead(history: readonly Message[], ctx: LayerContext): boolean {
-  const cfg = ctx.config.snip;
   const r = ctx.middle;
   if (!r) return false;
   r.plan = undefined;
-  if (!cfg.enabled) return false;
+  if (!ctx.config.snip.enabled) return false;
   const next = [...history, ARRIVAL];
-  if (next.length <= (cfg.cacheAware ? cfg.targetMessages + 1 : cfg.triggerMessages)) return false;
-  const cut = snipCut(next, cfg.keepHead, cfg.targetMessages);
+  const cut = snipAt(next, ctx, largestArrival(history, ctx));
   if (!cut) return false;
-  const gate = snipGateTokens(thresholdOf(ctx), ctx.config);
-  if (gate > 0 && (ctx.fixedTokens ?? 0) + ctx.tokens.messages(history) + largestArrival(history, ctx) < gate) return false;
-  if (cfg.cacheAware && next.length <= cfg.triggerMessages && !snipPays(next, cut, ctx)) return false;
   const carry = carryOf(next, cut, ctx);
   // Its blocks counted now too (memoised per block): the snip measures the head message it bounds.
   for (const b of carry.carried) ctx.tokens.block(b);

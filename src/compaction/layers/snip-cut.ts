@@ -1,6 +1,7 @@
 // Where a snip cuts (the head ends after a user message, the tail starts at an assistant one, so
 // every tool_use keeps its tool_result) and whether cutting there pays for itself (cache-aware).
 import type { Message } from "../../messages/types.ts";
+import { snipGateTokens, thresholdOf } from "../config/config.ts";
 import { recordedTokens } from "./markers.ts";
 import type { LayerContext } from "../types.ts";
 
@@ -58,3 +59,19 @@ export function snipPays(history: readonly Message[], cut: { head: number; tail:
   return middle * middle >= 25 * kept * growth;
 }
 
+
+/**
+ * Where a snip of `history` cuts, or null when it does not act: past the message trigger (or, cache-
+ * aware, past the kept messages), the context (plus `more` tokens) past the pressure gate, something
+ * to cut, and, cache-aware and under the trigger, cutting pays.
+ */
+export function snipAt(history: readonly Message[], ctx: LayerContext, more = 0): { head: number; tail: number } | null {
+  const cfg = ctx.config.snip;
+  if (history.length <= (cfg.cacheAware ? cfg.targetMessages + 1 : cfg.triggerMessages)) return null;
+  const gate = snipGateTokens(thresholdOf(ctx), ctx.config);
+  if (gate > 0 && (ctx.fixedTokens ?? 0) + ctx.tokens.messages(history) + more < gate) return null;
+  const cut = snipCut(history, cfg.keepHead, cfg.targetMessages);
+  if (!cut) return null;
+  if (cfg.cacheAware && history.length <= cfg.triggerMessages && !snipPays(history, cut, ctx)) return null;
+  return cut;
+}

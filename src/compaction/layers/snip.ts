@@ -15,10 +15,9 @@
 //   snip-carry.ts  what the boundary carries
 //   snip-ahead.ts  the carry worked out after a reply, before the request that snips
 import type { Message } from "../../messages/types.ts";
-import { snipGateTokens, thresholdOf } from "../config/config.ts";
 import { plannedCarry, readAhead } from "../state/middle.ts";
 import { carryKey, carryOf } from "./snip-carry.ts";
-import { snipCut, snipHead, snipPays } from "./snip-cut.ts";
+import { snipAt, snipHead } from "./snip-cut.ts";
 import type { LayerContext, LayerResult, SnipEvent } from "../types.ts";
 
 export { snipCut } from "./snip-cut.ts";
@@ -34,12 +33,8 @@ export function snip(history: readonly Message[], ctx: LayerContext): LayerResul
     const head = snipHead(history, cfg.keepHead);
     readAhead(ctx.middle, history, head, Math.max(head, history.length - (cfg.targetMessages - head)));
   }
-  if (history.length <= (cfg.cacheAware ? cfg.targetMessages + 1 : cfg.triggerMessages)) return none;
-  const gate = snipGateTokens(thresholdOf(ctx), ctx.config);
-  if (gate > 0 && (ctx.fixedTokens ?? 0) + ctx.tokens.messages(history) < gate) return none;
-  const cut = snipCut(history, cfg.keepHead, cfg.targetMessages);
+  const cut = snipAt(history, ctx);
   if (!cut) return none;
-  if (cfg.cacheAware && history.length <= cfg.triggerMessages && !snipPays(history, cut, ctx)) return none;
 
   const last = history[cut.head - 1]!;
   // Worked out after the last reply when it named the same messages (./snip-ahead.ts), else now.
