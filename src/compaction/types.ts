@@ -3,7 +3,7 @@
 // A layer is a pure function of its inputs. The only side effect it may cause is
 // through `context.store` (persisting a tool result before replacing it), which the
 // caller passes in, so tests run layers against an in-memory store.
-import type { Message, ToolResultBlock } from "../messages/types.ts";
+import type { Message, ToolResultBlock, ToolUseBlock } from "../messages/types.ts";
 import type { TokenCounter } from "../tokens/count.ts";
 import type { CompactionConfig, ModelWindow } from "./config/config.ts";
 import type { MiddleReading } from "./state/middle.ts";
@@ -60,6 +60,12 @@ export interface LayerContext {
    * without the result being written again. Owned by the engine; micro reads and fills it.
    */
   cleared?: Map<string, { digest: string; path: string }>;
+  /**
+   * Placeholders micro made ahead (after the reply that saw each result: ./layers/micro-ahead.ts), by
+   * the original block, with the call they describe: used when micro clears that block for the same
+   * call and writes no file for it. Owned by the engine.
+   */
+  placeholders?: WeakMap<ToolResultBlock, { use: ToolUseBlock; block: ToolResultBlock }>;
   /**
    * What the next snip removes, read a few messages a request as it forms (./state/middle.ts), so
    * the request that snips does not read it all. Owned by the engine; snip reads and fills it.

@@ -9,6 +9,7 @@ import type { PrepareCall } from "./contract.ts";
 import { checkUsage } from "./options.ts";
 import { learnWindow } from "./recover.ts";
 import { type EngineState, layerContext } from "./state.ts";
+import { microAhead } from "../compaction/layers/micro-ahead.ts";
 import { snipAhead } from "../compaction/layers/snip-ahead.ts";
 
 /** Estimate of a request minus thinking (servers may drop earlier turns' thinking from the input). */
@@ -67,8 +68,9 @@ export function observeReply(s: EngineState, sent: readonly Message[], reply: Me
 }
 
 /**
- * After a reply, the work of the next request that can be done before it: the carry of a snip it
- * would make (compaction/layers/snip-ahead.ts), while the reply's tools run. Not when the server
+ * After a reply, the work of the next request that can be done before it, while the reply's tools
+ * run: the carry of a snip it would make (compaction/layers/snip-ahead.ts) and the placeholders of
+ * the results micro may clear (compaction/layers/micro-ahead.ts). Not when the server
  * compacted (the next request starts from its block).
  */
 export function aheadOfNext(s: EngineState, sent: readonly Message[], reply: Message, call: PrepareCall = {}): void {
@@ -76,10 +78,13 @@ export function aheadOfNext(s: EngineState, sent: readonly Message[], reply: Mes
     s.middle.plan = undefined;
     return;
   }
+  const history = [...sent, reply];
+  const ctx = layerContext(s, call);
   try {
-    snipAhead([...sent, reply], layerContext(s, call));
+    snipAhead(history, ctx);
+    microAhead(history, ctx);
   } catch {
-    // Only a head start: the request works its carry out itself (and fails there, if it must).
+    // Only a head start: the request works its carry and placeholders out itself (and fails there, if it must).
     s.middle.plan = undefined;
   }
 }

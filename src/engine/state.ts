@@ -60,6 +60,7 @@ export interface EngineState {
   readonly persisted: NonNullable<LayerContext["persisted"]>;
   /** What micro saved before clearing it, likewise. */
   readonly cleared: NonNullable<LayerContext["cleared"]>;
+  readonly placeholders: NonNullable<LayerContext["placeholders"]>;
   /** Messages whose tool calls the file ledger has indexed (a turn at a time). */
   readonly indexed: WeakSet<Message>;
   /** What the next snip removes, read as it forms. */
@@ -104,6 +105,7 @@ export function createState(opts: EngineOptions, resolved: CompactionConfig): En
     archivePath,
     persisted: new Map(),
     cleared: new Map(),
+    placeholders: new WeakMap(),
     indexed: new WeakSet(),
     middle: middleReading(),
     origins: new WeakMap(),
@@ -195,6 +197,7 @@ export function layerContext(s: EngineState, call: PrepareCall): LayerContext {
     archived: s.opts.transcriptHoldsHistory ?? false,
     persisted: s.persisted,
     cleared: s.cleared,
+    placeholders: s.placeholders,
     middle: s.middle,
   };
 }

@@ -75,7 +75,7 @@ const PLACEHOLDER_TOKENS = 80;
 
 // The compactable tools' names, lowercased, per config list (made once, not on every request).
 const compactableSets = new WeakMap<readonly string[], ReadonlySet<string>>();
-function compactableOf(tools: readonly string[]): ReadonlySet<string> {
+export function compactableOf(tools: readonly string[]): ReadonlySet<string> {
   let set = compactableSets.get(tools);
   if (set === undefined) compactableSets.set(tools, (set = new Set(tools.map((t) => t.toLowerCase()))));
   return set;
@@ -85,6 +85,19 @@ function compactableOf(tools: readonly string[]): ReadonlySet<string> {
 function isPressed(history: readonly Message[], ctx: LayerContext, threshold: number): boolean {
   return (ctx.measure ? ctx.measure(history) : (ctx.fixedTokens ?? 0) + ctx.tokens.messages(history)) >= PRESSURE_SHARE * threshold;
 }
+
+/**
+ * The placeholder for a cleared result: the call it answered (`call`, described), its size, where its
+ * original is (`savedPath`; none: the transcript) and what media it held.
+ */
+export function placeholderOf(original: ToolResultBlock, call: string, tokens: number, savedPath: string | undefined): ToolResultBlock {
+  const size = recordedTokens(original.content) ?? tokens; // a result budget moved is named with its own size, not its marker's
+  const media = Array.isArray(original.content) ? original.content.filter((b) => b.type !== "text").map((b) => describeMedia(b)) : [];
+  return { ...original, content: clearedPlaceholder({ toolUseId: original.tool_use_id, call, tokens: size, savedPath, media }) };
+}
+
+/** Where budget saved a result it moved (its marker names the file), else undefined. */
+export const persistedAt = (c: ToolResultBlock["content"]): string | undefined => (typeof c === "string" && isPersistedMarker(c) ? persistedPath(c) : undefined);
 
 /** Layer 3: clears the content of old tool results the model has already seen (the newest few stay whole), when that pays for the prompt cache it breaks; each original is saved first, so it stays recallable. */
 export function micro(history: readonly Message[], ctx: LayerContext): LayerResult<MicroEvent> {
@@ -135,7 +148,7 @@ export function micro(history: readonly Message[], ctx: LayerContext): LayerResu
     if (typeof c === "string" && isClearedPlaceholder(c)) continue;
     const tokens = ctx.tokens.block(b);
     if (!idle && tokens < cfg.minResultTokens) continue;
-    const savedPath = typeof c === "string" && isPersistedMarker(c) ? persistedPath(c) : undefined;
+    const savedPath = persistedAt(c);
     estimate += Math.max(0, tokens - PLACEHOLDER_TOKENS);
     candidates.push({ msg, block, original: b, use, tokens, savedPath });
   }
@@ -152,17 +165,20 @@ export function micro(history: readonly Message[], ctx: LayerContext): LayerResu
   let freed = 0;
   for (const c of candidates) {
     const id = c.original.tool_use_id;
-    // A result budget moved earlier is named with its own size, not its marker's.
-    const size = recordedTokens(c.original.content) ?? c.tokens;
-    const call = describeCall(c.use);
     // Where the original is: already saved (budget's file), in the transcript, or saved now. Only
     // that last needs a look first, at a placeholder naming a long path (nothing saved in vain);
-    // the others are priced once, as they will be sent.
+    // the others are priced once, as they will be sent (and were made after the reply that saw
+    // them, when the engine could: ./micro-ahead.ts).
     const saves = c.savedPath === undefined && !ctx.archived;
-    if (saves && ctx.tokens.text(clearedPlaceholder({ toolUseId: id, call, tokens: size, savedPath: PATH_STANDIN })) + 8 >= c.tokens) continue;
-    const savedPath = c.savedPath ?? (saves ? save(ctx, id, resultText(c.original.content)) : undefined);
-    const media = Array.isArray(c.original.content) ? c.original.content.filter((b) => b.type !== "text").map((b) => describeMedia(b)) : [];
-    const replacement: ToolResultBlock = { ...c.original, content: clearedPlaceholder({ toolUseId: id, call, tokens: size, savedPath, media }) };
+    let replacement: ToolResultBlock;
+    if (saves) {
+      const call = describeCall(c.use);
+      if (ctx.tokens.text(clearedPlaceholder({ toolUseId: id, call, tokens: recordedTokens(c.original.content) ?? c.tokens, savedPath: PATH_STANDIN })) + 8 >= c.tokens) continue;
+      replacement = placeholderOf(c.original, call, c.tokens, save(ctx, id, resultText(c.original.content)));
+    } else {
+      const ahead = ctx.placeholders?.get(c.original);
+      replacement = ahead !== undefined && ahead.use === c.use ? ahead.block : placeholderOf(c.original, describeCall(c.use), c.tokens, c.savedPath);
+    }
     const after = ctx.tokens.block(replacement);
     if (after + (saves ? 0 : 8) >= c.tokens) continue;
     freed += c.tokens - after;
