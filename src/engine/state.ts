@@ -60,6 +60,7 @@ export interface EngineState {
   readonly persisted: NonNullable<LayerContext["persisted"]>;
   /** What micro saved before clearing it, likewise. */
   readonly cleared: NonNullable<LayerContext["cleared"]>;
+  /** Placeholders micro made after the reply that saw their results, by original block. */
   readonly placeholders: NonNullable<LayerContext["placeholders"]>;
   /** Messages whose tool calls the file ledger has indexed (a turn at a time). */
   readonly indexed: WeakSet<Message>;

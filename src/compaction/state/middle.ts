@@ -57,7 +57,8 @@ export function plannedCarry(r: MiddleReading, history: readonly Message[], cut:
   const p = r.plan;
   if (p === undefined) return undefined;
   r.plan = undefined;
-  if (p.head !== cut.head || p.tail !== cut.tail || p.counter !== counter || p.messages.length !== cut.tail - cut.head + 1) return undefined;
+  // The same cut gives the same number of messages (history[head - 1 .. tail)): compared one by one.
+  if (p.head !== cut.head || p.tail !== cut.tail || p.counter !== counter) return undefined;
   for (let k = 0; k < p.messages.length; k++) if (history[cut.head - 1 + k] !== p.messages[k]) return undefined;
   return p.key === key() ? p.carry : undefined;
 }
