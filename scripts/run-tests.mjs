@@ -19,5 +19,9 @@ if (files.length === 0) {
   console.error("no test files found under test/");
   process.exit(1);
 }
-const r = spawnSync(process.execPath, ["--import", "tsx", "--test", ...process.argv.slice(2), ...files], { stdio: "inherit" });
+// The spec reporter ends with the failing tests, each with its error: CI keeps only the tail of
+// the output, and TAP's tail (the last files' tests) does not say which test failed.
+const args = process.argv.slice(2);
+const reporter = args.some((a) => a.startsWith("--test-reporter")) ? [] : ["--test-reporter=spec"];
+const r = spawnSync(process.execPath, ["--import", "tsx", "--test", ...reporter, ...args, ...files], { stdio: "inherit" });
 process.exit(r.status ?? 1);

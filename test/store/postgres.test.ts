@@ -124,8 +124,8 @@ test("a closed port: store_unreachable, connection refused, within connectTimeou
       s.close(() => done(port));
     });
   });
-  const refused = await rejectsStore(() => createPostgresStore(`postgres://lethe:secret@127.0.0.1:${closed}/lethe`, { connectTimeoutMs: 2_000 }), "store_unreachable", /cannot reach the PostgreSQL store at postgres:\/\/lethe:\*\*\*\*@127\.0\.0\.1:\d+\/lethe: connection refused$/);
-  assert.ok(refused < 2_000, `${Math.round(refused)} ms`);
+  const refused = await rejectsStore(() => createPostgresStore(`postgres://lethe:secret@127.0.0.1:${closed}/lethe`, { connectTimeoutMs: 30_000 }), "store_unreachable", /cannot reach the PostgreSQL store at postgres:\/\/lethe:\*\*\*\*@127\.0\.0\.1:\d+\/lethe: connection refused$/);
+  assert.ok(refused < 10_000, `${Math.round(refused)} ms: a refusal does not wait for the timeout`);
 
   // Accepts the connection and never answers: only the timeout ends the wait.
   const sockets = new Set<import("node:net").Socket>();
@@ -134,7 +134,8 @@ test("a closed port: store_unreachable, connection refused, within connectTimeou
   try {
     const port = (silent.address() as AddressInfo).port;
     const ms = await rejectsStore(() => createPostgresStore(`postgresql://lethe:secret@127.0.0.1:${port}/lethe`, { connectTimeoutMs: 500 }), "store_unreachable", /no answer within 0\.5 s/);
-    assert.ok(ms >= 450 && ms < 2_000, `${Math.round(ms)} ms`);
+    // Not before the 0.5 s asked for; well before the 10 s default.
+    assert.ok(ms >= 450 && ms < 5_000, `${Math.round(ms)} ms`);
   } finally {
     for (const s of sockets) s.destroy();
     silent.close();
@@ -144,7 +145,7 @@ test("a closed port: store_unreachable, connection refused, within connectTimeou
 test("a mistyped URL: store_url at once, without connecting, the password masked", async () => {
   for (const url of ["postgress://lethe:secret@127.0.0.1:5432/lethe", "postgres://lethe:secret@host:notaport/db", "mysql://lethe:secret@127.0.0.1/db", "http://127.0.0.1/", "not a url", ""]) {
     const ms = await rejectsStore(() => createPostgresStore(url), "store_url");
-    assert.ok(ms < 1_000, `${url}: ${Math.round(ms)} ms`);
+    assert.ok(ms < 5_000, `${url}: ${Math.round(ms)} ms`);
     await assert.rejects(createPostgresStore(url), (e: Error) => !e.message.includes("secret"));
   }
 });
@@ -320,7 +321,7 @@ for (;;) {
     const n = await c.messageCount();
     const t0 = performance.now();
     assert.deepEqual(await c.appendMessages(n, [msg(n)]), { added: 1, existing: 0, rewritten: [] });
-    assert.ok(performance.now() - t0 < 1_000);
+    assert.ok(performance.now() - t0 < 5_000, "no lock left to wait on");
     await assertIntact(store, "killed");
   } finally {
     for (const k of all) if (k.exitCode === null && k.signalCode === null) k.kill("SIGKILL");
